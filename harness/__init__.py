@@ -1,0 +1,48 @@
+"""compaction-harness: property-based and fuzz testing for transcript compactors.
+
+The public model lives here; strategies are in ``strategies`` and invariant
+checks in ``oracles``.
+"""
+
+from harness._codec import dumps, load, loads, transcript_from_dict, transcript_to_dict
+from harness._errors import HarnessError, InvalidArgument, SchemaError
+from harness._messages import to_messages
+from harness._model import (
+    SCHEMA_VERSION,
+    Fact,
+    FactKind,
+    Fate,
+    Polarity,
+    Role,
+    Status,
+    ToolCall,
+    Transcript,
+    Turn,
+    live_facts,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "Fact",
+    "FactKind",
+    "Fate",
+    "HarnessError",
+    "InvalidArgument",
+    "Polarity",
+    "Role",
+    "SchemaError",
+    "Status",
+    "ToolCall",
+    "Transcript",
+    "Turn",
+    "__version__",
+    "dumps",
+    "live_facts",
+    "load",
+    "loads",
+    "to_messages",
+    "transcript_from_dict",
+    "transcript_to_dict",
+]

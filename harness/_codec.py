@@ -1,0 +1,126 @@
+"""Exact JSON round trip for transcripts, with errors that name the bad field."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from harness._errors import SchemaError
+from harness._model import (
+    SCHEMA_VERSION,
+    Fact,
+    FactKind,
+    Fate,
+    Polarity,
+    Role,
+    Status,
+    ToolCall,
+    Transcript,
+    Turn,
+)
+from harness._schema import Reader, check_version
+
+__all__ = ["transcript_to_dict", "transcript_from_dict", "dumps", "loads", "load"]
+
+
+def _turn_to_dict(turn: Turn) -> dict[str, Any]:
+    out: dict[str, Any] = {"role": turn.role.value, "text": turn.text}
+    if turn.tool_calls:
+        out["tool_calls"] = [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in turn.tool_calls]
+    if turn.tool_call_id is not None:
+        out["tool_call_id"] = turn.tool_call_id
+    return out
+
+
+def _fact_to_dict(fact: Fact) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "id": fact.id,
+        "kind": fact.kind.value,
+        "literals": list(fact.literals),
+        "origin_turn": fact.origin_turn,
+        "fate": {"status": fact.fate.status.value, "turn": fact.fate.turn, "by": fact.fate.by},
+    }
+    if fact.polarity is not None:
+        out["polarity"] = fact.polarity.value
+    if fact.details:
+        out["details"] = dict(fact.details)
+    return out
+
+
+def transcript_to_dict(transcript: Transcript) -> dict[str, Any]:
+    """A JSON-ready dict; ``transcript_from_dict`` inverts it exactly."""
+    return {
+        "schema_version": transcript.schema_version,
+        "seed": transcript.seed,
+        "compaction_points": list(transcript.compaction_points),
+        "facts": [_fact_to_dict(f) for f in transcript.facts],
+        "turns": [_turn_to_dict(t) for t in transcript.turns],
+    }
+
+
+def _turn_from(r: Reader) -> Turn:
+    calls = tuple(
+        ToolCall(id=c.str("id", nonempty=True), name=c.str("name", nonempty=True), arguments=c.str("arguments", default="{}"))
+        for c in r.children("tool_calls", default=[])
+    )
+    return r.wrap(Turn, r.enum("role", Role), r.str("text"), calls, r.optional_str("tool_call_id"))
+
+
+def _fact_from(r: Reader) -> Fact:
+    fate_r = r.child("fate", optional=True)
+    fate = Fate()
+    if fate_r is not None:
+        fate = fate_r.wrap(
+            Fate, fate_r.enum("status", Status), fate_r.optional_int("turn"), fate_r.optional_str("by")
+        )
+    polarity = r.enum("polarity", Polarity) if r.optional_str("polarity") is not None else None
+    details = tuple(sorted(r.str_map("details").items()))
+    return r.wrap(
+        Fact,
+        r.str("id", nonempty=True),
+        r.enum("kind", FactKind),
+        r.str_list("literals", nonempty_items=True),
+        r.int("origin_turn", minimum=0),
+        polarity,
+        fate,
+        details,
+    )
+
+
+def transcript_from_dict(data: Any, *, source: str = "<document>") -> Transcript:
+    """Build a Transcript from parsed JSON; raise SchemaError naming the bad field."""
+    r = Reader(data, source=source)
+    check_version(r, SCHEMA_VERSION)
+    turns = tuple(_turn_from(t) for t in r.children("turns"))
+    facts = tuple(_fact_from(f) for f in r.children("facts", default=[]))
+    return r.wrap(
+        Transcript,
+        turns,
+        facts,
+        r.int_list("compaction_points", default=[]),
+        r.int("seed", default=0),
+        SCHEMA_VERSION,
+    )
+
+
+def dumps(transcript: Transcript, *, indent: int | None = None) -> str:
+    return json.dumps(transcript_to_dict(transcript), indent=indent, ensure_ascii=False)
+
+
+def loads(text: str, *, source: str = "<document>") -> Transcript:
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise SchemaError("<root>", "valid JSON", f"{exc.msg} at line {exc.lineno} column {exc.colno}", source=source) from None
+    return transcript_from_dict(data, source=source)
+
+
+def load(path: str | Path) -> Transcript:
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = getattr(exc, "strerror", None) or getattr(exc, "reason", None) or str(exc)
+        raise SchemaError("<root>", "a readable UTF-8 file", f"{type(exc).__name__} ({reason})", source=str(path)) from None
+    return loads(text, source=str(path))

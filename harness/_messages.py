@@ -1,0 +1,32 @@
+"""The transcript as chat messages (``role``/``content``/``tool_calls``/``tool_call_id``).
+
+This is the shape most teams' summarizers already take, so it is the view the
+harness hands them. Tool calls use the common function-call layout.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from harness._model import Transcript, Turn
+
+__all__ = ["to_messages", "turn_to_message"]
+
+
+def turn_to_message(turn: Turn) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": turn.role.value, "content": turn.text}
+    if turn.tool_calls:
+        message["tool_calls"] = [
+            {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
+            for c in turn.tool_calls
+        ]
+    if turn.tool_call_id is not None:
+        message["tool_call_id"] = turn.tool_call_id
+    return message
+
+
+def to_messages(source: Transcript | Sequence[Turn], start: int = 0, stop: int | None = None) -> list[dict[str, Any]]:
+    """Fresh message dicts for ``turns[start:stop]``; mutating them never touches the source."""
+    turns = source.turns if isinstance(source, Transcript) else source
+    return [turn_to_message(t) for t in turns[start:stop]]

@@ -1,0 +1,195 @@
+"""The transcript model: turns, the ground-truth ledger of facts, and liveness.
+
+Everything here is frozen. The ledger is written by whoever builds the
+transcript (our strategies, or a team's own fixtures) at the moment a fact is
+placed; nothing in this package ever parses it back out of prose.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from harness._errors import InvalidArgument
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "Role",
+    "FactKind",
+    "Polarity",
+    "Status",
+    "ToolCall",
+    "Turn",
+    "Fate",
+    "Fact",
+    "Transcript",
+    "live_facts",
+]
+
+SCHEMA_VERSION = 1
+
+
+class Role(StrEnum):
+    SYSTEM = "system"
+    USER = "user"
+    ASSISTANT = "assistant"
+    TOOL = "tool"
+
+
+class FactKind(StrEnum):
+    """What a later turn will be held to. See ``Fact.details`` for per-kind keys."""
+
+    COMMITMENT = "commitment"
+    PROHIBITION = "prohibition"
+    LITERAL_BINDING = "literal_binding"
+    THRESHOLD = "threshold"
+    IN_FLIGHT_CALL = "in_flight_call"
+    UNRESOLVED_ERROR = "unresolved_error"
+    NEGATIVE_FACT = "negative_fact"
+    ARTIFACT_REFERENCE = "artifact_reference"
+    GATING_FIELD = "gating_field"
+    RETRACTION = "retraction"
+    SUPERSESSION = "supersession"
+
+
+class Polarity(StrEnum):
+    REQUIRE = "require"
+    FORBID = "forbid"
+
+
+class Status(StrEnum):
+    """A fact's fate. Only OPEN facts stay live forever; the rest end at a turn."""
+
+    OPEN = "open"
+    FULFILLED = "fulfilled"
+    RESOLVED = "resolved"
+    RETRACTED = "retracted"
+    SUPERSEDED = "superseded"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """One call an assistant turn makes. ``arguments`` is JSON text, kept byte-exact."""
+
+    id: str
+    name: str
+    arguments: str = "{}"
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """One message. A tool turn answers the call named by ``tool_call_id``."""
+
+    role: Role
+    text: str
+    tool_calls: tuple[ToolCall, ...] = ()
+    tool_call_id: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.tool_calls and self.role is not Role.ASSISTANT:
+            raise InvalidArgument(f"only assistant turns make tool calls, not role={self.role.value!r}")
+        if (self.tool_call_id is not None) != (self.role is Role.TOOL):
+            raise InvalidArgument("a tool turn needs tool_call_id, and only a tool turn may have one")
+
+
+@dataclass(frozen=True, slots=True)
+class Fate:
+    """What later happened to a fact: still open, or ended at ``turn`` (by fact ``by``)."""
+
+    status: Status = Status.OPEN
+    turn: int | None = None
+    by: str | None = None
+
+    def __post_init__(self) -> None:
+        if (self.status is Status.OPEN) != (self.turn is None):
+            raise InvalidArgument(
+                f"fate {self.status.value!r} with turn={self.turn!r}: an open fate has no turn, an ended one needs it"
+            )
+
+
+@dataclass(frozen=True, slots=True)
+class Fact:
+    """Ground truth about one obligation, recorded when it was written.
+
+    ``literals`` are the tokens that must survive compaction byte-exact.
+    ``details`` holds kind-specific keys as sorted (key, value) pairs, e.g.
+    ``field``/``operator``/``value`` for a threshold, ``action``/``trigger``
+    for a commitment, ``disposition`` for a negative fact, ``target`` for a
+    retraction or supersession.
+    """
+
+    id: str
+    kind: FactKind
+    literals: tuple[str, ...]
+    origin_turn: int
+    polarity: Polarity | None = None
+    fate: Fate = field(default_factory=Fate)
+    details: tuple[tuple[str, str], ...] = ()
+
+    def __post_init__(self) -> None:
+        if not self.literals or any(not lit for lit in self.literals):
+            raise InvalidArgument(f"fact {self.id!r} needs at least one non-empty literal")
+        if self.fate.turn is not None and self.fate.turn < self.origin_turn:
+            raise InvalidArgument(
+                f"fact {self.id!r} ends at turn {self.fate.turn}, before its origin turn {self.origin_turn}"
+            )
+        if list(self.details) != sorted(dict(self.details).items()):
+            raise InvalidArgument(f"fact {self.id!r}: details must be unique keys in sorted order")
+
+    def detail(self, key: str, default: str | None = None) -> str | None:
+        for k, v in self.details:
+            if k == key:
+                return v
+        return default
+
+    def is_live_at(self, boundary: int) -> bool:
+        """True if, after the first ``boundary`` turns, this fact binds the agent."""
+        if self.origin_turn >= boundary:
+            return False
+        return self.fate.turn is None or self.fate.turn >= boundary
+
+
+@dataclass(frozen=True, slots=True)
+class Transcript:
+    """Turns plus the ledger of facts they carry, where compaction fires, and the seed.
+
+    ``compaction_points`` are boundaries: a point ``k`` compacts turns ``0..k-1``.
+    """
+
+    turns: tuple[Turn, ...]
+    facts: tuple[Fact, ...] = ()
+    compaction_points: tuple[int, ...] = ()
+    seed: int = 0
+    schema_version: int = SCHEMA_VERSION
+
+    def __post_init__(self) -> None:
+        n = len(self.turns)
+        ids = [f.id for f in self.facts]
+        if len(set(ids)) != len(ids):
+            raise InvalidArgument(f"fact ids must be unique, got {ids!r}")
+        for fact in self.facts:
+            if not 0 <= fact.origin_turn < n:
+                raise InvalidArgument(f"fact {fact.id!r} has origin_turn={fact.origin_turn}, outside 0..{n - 1}")
+            if fact.fate.turn is not None and fact.fate.turn >= n:
+                raise InvalidArgument(f"fact {fact.id!r} ends at turn {fact.fate.turn}, outside 0..{n - 1}")
+        points = self.compaction_points
+        if list(points) != sorted(set(points)) or any(not 0 < p <= n for p in points):
+            raise InvalidArgument(f"compaction_points must be strictly increasing within 1..{n}, got {points!r}")
+
+    def fact(self, fact_id: str) -> Fact:
+        for f in self.facts:
+            if f.id == fact_id:
+                return f
+        raise KeyError(fact_id)
+
+
+def live_facts(transcript: Transcript, boundary: int) -> tuple[Fact, ...]:
+    """The facts binding the agent once the first ``boundary`` turns have happened.
+
+    A fact is live from the turn after its origin until the turn its fate
+    (fulfilled, resolved, retracted, superseded) happens, inclusive of that
+    turn's boundary: at ``boundary == fate.turn`` the ending turn is not yet seen.
+    """
+    if not 0 <= boundary <= len(transcript.turns):
+        raise InvalidArgument(f"boundary={boundary} is outside 0..{len(transcript.turns)}")
+    return tuple(f for f in transcript.facts if f.is_live_at(boundary))

@@ -1,0 +1,1 @@
+"""Implementation of the public strategies; import from ``strategies`` instead."""

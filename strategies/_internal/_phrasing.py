@@ -1,0 +1,246 @@
+"""The many ways a transcript states each kind of obligation.
+
+Phrasing varies on purpose: a summarizer (or an oracle) tuned to one template
+must not pass by luck. Each table has at least five entries; a fact's
+``phrasing`` integer picks one (modulo the table size), so shrinking moves
+towards the first, plainest entry. Templates never add digits or underscores
+of their own beyond the literals they are given.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "pick",
+    "PROHIBITIONS",
+    "PREFERENCE_DECOYS",
+    "BINDINGS",
+    "BINDING_SUPERSESSIONS",
+    "BOUND_FORMS",
+    "THRESHOLD_FRAMES",
+    "THRESHOLD_RESTATEMENTS",
+    "THRESHOLD_SUPERSESSIONS",
+    "COMMITMENTS",
+    "COMMITMENT_ACTIONS",
+    "COMMITMENT_TRIGGERS",
+    "FULFILMENTS",
+    "CALL_STARTS",
+    "CALL_TOOLS",
+    "CALL_RESULTS",
+    "ERROR_RESULTS",
+    "ERROR_CALLS",
+    "ERROR_FIXES",
+    "NEGATIVE_FACTS",
+    "ARTIFACTS",
+    "ARTIFACT_KINDS",
+    "GATING_CONFIGS",
+    "GATING_WRITES",
+    "GATING_SUPERSESSIONS",
+    "RETRACTIONS",
+]
+
+
+def pick(table: tuple[str, ...], index: int) -> str:
+    return table[index % len(table)]
+
+
+PROHIBITIONS = (
+    "Never use {lit}.",
+    "Under no circumstances should anything go to {lit}.",
+    "Do not ever run against {lit}.",
+    "{lit} is off limits.",
+    "You must not touch {lit}.",
+    "Don't write anything to {lit}, ever.",
+    "Stay away from {lit}; it is forbidden for this task.",
+)
+
+# The hard case from reference 004: a real prohibition next to a mere preference.
+PREFERENCE_DECOYS = (
+    " I'd prefer shorter log lines, but that's just taste.",
+    " Personally I like the dashboard dark, not important.",
+    " Ideally keep the commit messages brief if possible.",
+)
+
+BINDINGS = (
+    "Use {lit} for the {category}.",
+    "The {category} to use is {lit}, exactly that.",
+    "Point everything at {lit}.",
+    "Make sure you target {lit} as the {category}.",
+    "We're standardising on {lit} for the {category}.",
+)
+
+BINDING_SUPERSESSIONS = (
+    "Switch from {old} to {new} for the {category}.",
+    "Use {new} now; {old} is retired.",
+    "{new} replaces {old} as the {category}.",
+    "Move over to {new} instead of {old}.",
+    "New {category}: {new} (not {old} any more).",
+)
+
+# Operator -> ways to say "<op> {v}". Includes the ambiguous-looking but exact forms.
+BOUND_FORMS = {
+    "<=": ("at most {v}", "no more than {v}", "<= {v}", "{v} max", "up to {v}", "never more than {v}", "capped at {v}"),
+    ">=": ("at least {v}", "no fewer than {v}", ">= {v}", "a minimum of {v}", "{v} or more"),
+    "<": ("fewer than {v}", "strictly below {v}", "< {v}", "less than {v}", "under {v}"),
+    ">": ("more than {v}", "above {v}", "> {v}", "greater than {v}", "over {v}"),
+    "==": ("exactly {v}", "== {v}", "precisely {v}", "set to {v}", "equal to {v}"),
+}
+
+THRESHOLD_FRAMES = (
+    "Keep {field} {bound}.",
+    "{field} must be {bound}.",
+    "Please configure {field} {bound}.",
+    "The limit: {field} {bound}.",
+    "Hard rule, {field} {bound}, no exceptions.",
+)
+
+THRESHOLD_RESTATEMENTS = (
+    "Reminder: {field} stays {bound}.",
+    "Just to repeat, {field} {bound}.",
+    "Again, {field} is {bound}.",
+    "As said before: {field} {bound}.",
+    "Don't forget {field} {bound}.",
+)
+
+THRESHOLD_SUPERSESSIONS = (
+    "Update: {field} is now {bound}.",
+    "Change of plan, {field} goes from {old} to {new}: {bound}.",
+    "Raise {field} to {new}; {old} was too tight, so {bound}.",
+    "New value for {field}: {bound}.",
+    "Scratch {old}. {field} should be {bound}.",
+)
+
+COMMITMENTS = (
+    "Decision made: we go ahead with the plan. I will {action} {noun} {lit} once {trigger}.",
+    "Agreed, the approach is settled. After {trigger}, I'll {action} {noun} {lit}.",
+    "Plan approved. Still to do on my side: {action} {noun} {lit} when {trigger}.",
+    "I'm committing to {action} {noun} {lit} after {trigger}; the decision itself is made.",
+    "Noted the decision. Pending: {action} {noun} {lit}, right after {trigger}.",
+)
+
+# (action, noun, past tense) for a commitment's pending action.
+COMMITMENT_ACTIONS = (
+    ("re-run", "migration", "re-ran"),
+    ("deploy", "release", "deployed"),
+    ("backfill", "table", "backfilled"),
+    ("rotate", "key", "rotated"),
+    ("roll back", "change", "rolled back"),
+)
+
+COMMITMENT_TRIGGERS = (
+    "the schema diff is reviewed",
+    "the staging smoke tests pass",
+    "the security review signs off",
+    "the freeze window ends",
+    "the backup finishes",
+)
+
+FULFILMENTS = (
+    "Done: {past} {noun} {lit}.",
+    "{noun} {lit}: {past}, all good.",
+    "I {past} {noun} {lit} as promised.",
+    "Finished. {noun} {lit} has been {past}.",
+    "Completed the pending step, {past} {noun} {lit}.",
+)
+
+CALL_STARTS = (
+    "Starting {name} now; it takes a while.",
+    "Kicking off {name} in the background.",
+    "Launching {name}, will report when it returns.",
+    "Running {name}; the result comes later.",
+    "Calling {name} now.",
+)
+
+CALL_TOOLS = ("run_migration", "deploy_service", "run_load_test", "build_image", "export_table")
+
+CALL_RESULTS = (
+    "{name} finished: ok.",
+    "{name} completed without errors.",
+    "done ({name}).",
+    "{name}: success.",
+    "{name} returned: all steps passed.",
+)
+
+ERROR_CALLS = ("apply_patch", "run_tests", "sync_bucket", "restart_workers", "compile_assets")
+
+ERROR_RESULTS = (
+    "ERROR {lit}: {exc} while running {name}.",
+    "{name} failed with {lit} ({exc}).",
+    "Traceback (most recent call last): ... {exc}: code {lit}",
+    "fatal: {lit} {exc}",
+    "{name} aborted. Error {lit}: {exc}.",
+)
+
+ERROR_FIXES = (
+    "Fixed {lit}: the cause was a bad setting.",
+    "{lit} is resolved now.",
+    "The {lit} error no longer happens after my change.",
+    "Resolved {lit}; {name} passes again.",
+    "Good news, {lit} is gone.",
+)
+
+NEGATIVE_FACTS = {
+    "rejected": (
+        "We tried {lit} in a dry run and it failed; that approach is rejected.",
+        "{lit} is rejected: the user said no after the dry run.",
+        "Dropping {lit}. Rejected, do not propose it again.",
+        "Ruled out {lit} after review; rejected for good.",
+        "Verdict on {lit}: rejected.",
+    ),
+    "failed": (
+        "{lit} failed in the dry run.",
+        "The {lit} attempt failed and corrupted the staging copy.",
+        "Tried {lit}: it failed, do not retry it.",
+        "{lit} did not work; it failed twice.",
+        "Result for {lit}: failed.",
+    ),
+    "superseded": (
+        "{lit} is superseded by the new plan.",
+        "We replaced {lit} with a different approach; it's superseded.",
+        "{lit} is obsolete now, superseded.",
+        "Superseded: {lit} is no longer the plan.",
+        "The {lit} route was superseded yesterday.",
+    ),
+}
+
+ARTIFACT_KINDS = ("rollback script", "migration plan", "backup manifest", "runbook", "test fixture")
+
+ARTIFACTS = (
+    "A {what} already exists at {lit}; reuse it, don't regenerate it.",
+    "Note: {lit} is the existing {what}.",
+    "We already have the {what}: {lit}.",
+    "The {what} is in place at {lit}.",
+    "Found an existing {what} at {lit}, so no need to write a new one.",
+)
+
+# How a config file states "<field> <value>"; the field name stays byte-exact.
+GATING_CONFIGS = (
+    "# settings.yaml\nworkers: many\n{field}: {value}\nlog: info",
+    "[runtime]\nmode = batch\n{field} = {value}",
+    '{{"mode": "batch", "{field}": "{value}", "log": "info"}}',
+    "settings.toml:\n{field} = {value}\nverbose = no",
+    "effective flags: --mode=batch --{field}={value}",
+)
+
+GATING_WRITES = (
+    "apply the patch to the staging filesystem",
+    "push the schema change to the shared database",
+    "write the new cache config",
+    "upload the artifacts to the release bucket",
+    "restart the workers with the new settings",
+)
+
+GATING_SUPERSESSIONS = (
+    "Config update: {field} is now {new} (was {old}).",
+    "Changed {field} from {old} to {new}.",
+    "Set {field} to {new}; {old} no longer applies.",
+    "New setting, {field}: {new}.",
+    "{field} bumped to {new}.",
+)
+
+RETRACTIONS = (
+    "Scratch the rule about {lit}; it no longer applies.",
+    "Forget what I said about {lit}.",
+    "I'm withdrawing the {lit} requirement.",
+    "Never mind {lit}, that's cancelled.",
+    "Retracting: {lit} is no longer a constraint.",
+)

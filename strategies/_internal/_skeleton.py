@@ -1,0 +1,203 @@
+"""The skeleton: the small, shrinkable plan a transcript is expanded from.
+
+Hypothesis draws only this (facts, their literals, positions, fates, length,
+compaction cuts, one seed); ``expand`` turns it into thousands of turns. It
+serialises to a few hundred bytes of JSON, which is what corpora store.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+from harness._errors import InvalidArgument
+from harness._model import FactKind, Status
+from harness._schema import Reader, check_version
+
+__all__ = [
+    "SKELETON_VERSION",
+    "PRIMARY_KINDS",
+    "FATES",
+    "Anchor",
+    "Cut",
+    "FactSpec",
+    "Skeleton",
+    "skeleton_to_dict",
+    "skeleton_from_dict",
+]
+
+SKELETON_VERSION = 1
+
+# Kinds a spec can place directly. Retractions and supersessions are events that
+# happen *to* one of these, so they appear as fates instead.
+PRIMARY_KINDS = (
+    FactKind.PROHIBITION,
+    FactKind.LITERAL_BINDING,
+    FactKind.THRESHOLD,
+    FactKind.COMMITMENT,
+    FactKind.IN_FLIGHT_CALL,
+    FactKind.UNRESOLVED_ERROR,
+    FactKind.NEGATIVE_FACT,
+    FactKind.ARTIFACT_REFERENCE,
+    FactKind.GATING_FIELD,
+)
+
+# What may later happen to each primary kind; OPEN first so shrinking prefers it.
+FATES: dict[FactKind, tuple[Status, ...]] = {
+    FactKind.PROHIBITION: (Status.OPEN, Status.RETRACTED),
+    FactKind.LITERAL_BINDING: (Status.OPEN, Status.RETRACTED, Status.SUPERSEDED),
+    FactKind.THRESHOLD: (Status.OPEN, Status.RETRACTED, Status.SUPERSEDED),
+    FactKind.COMMITMENT: (Status.OPEN, Status.FULFILLED, Status.RETRACTED),
+    FactKind.IN_FLIGHT_CALL: (Status.OPEN, Status.RESOLVED),
+    FactKind.UNRESOLVED_ERROR: (Status.OPEN, Status.RESOLVED),
+    FactKind.NEGATIVE_FACT: (Status.OPEN,),
+    FactKind.ARTIFACT_REFERENCE: (Status.OPEN,),
+    FactKind.GATING_FIELD: (Status.OPEN, Status.SUPERSEDED),
+}
+
+# Parameters each kind needs in ``FactSpec.params`` (others are optional).
+REQUIRED_PARAMS: dict[FactKind, tuple[str, ...]] = {
+    FactKind.PROHIBITION: ("category",),
+    FactKind.LITERAL_BINDING: ("category",),
+    FactKind.THRESHOLD: ("operator",),
+    FactKind.COMMITMENT: ("action", "noun", "past", "trigger"),
+    FactKind.IN_FLIGHT_CALL: ("name", "arguments"),
+    FactKind.UNRESOLVED_ERROR: ("name", "exception"),
+    FactKind.NEGATIVE_FACT: ("disposition",),
+    FactKind.ARTIFACT_REFERENCE: ("what",),
+    FactKind.GATING_FIELD: ("write",),
+}
+
+LITERAL_COUNT = {FactKind.THRESHOLD: 2, FactKind.GATING_FIELD: 2}
+
+
+class Anchor(StrEnum):
+    """Where a compaction cut is placed: at a fraction, or just after a fact's event."""
+
+    FRACTION = "fraction"
+    AFTER_ORIGIN = "after_origin"
+    AFTER_FATE = "after_fate"
+
+
+@dataclass(frozen=True, slots=True)
+class Cut:
+    """A compaction point. ``value`` is permille for FRACTION, else a fact index (mod count)."""
+
+    anchor: Anchor
+    value: int = 0
+    offset: int = 0
+
+    def __post_init__(self) -> None:
+        if self.value < 0 or self.offset < 0:
+            raise InvalidArgument(f"cut value and offset must be >= 0, got {self.value}, {self.offset}")
+        if self.anchor is Anchor.FRACTION and self.value > 1000:
+            raise InvalidArgument(f"a fraction cut's value is permille, 0..1000, got {self.value}")
+
+
+@dataclass(frozen=True, slots=True)
+class FactSpec:
+    """One planned fact: what it is, its literals, and when things happen to it.
+
+    ``position`` (permille of the filler) says where it is stated;
+    ``fate_delay`` (permille of the filler left after it) says when its fate
+    happens. ``params`` holds kind-specific words, sorted (key, value) pairs.
+    """
+
+    kind: FactKind
+    literals: tuple[str, ...]
+    params: tuple[tuple[str, str], ...] = ()
+    phrasing: int = 0
+    position: int = 0
+    fate: Status = Status.OPEN
+    fate_delay: int = 0
+
+    def __post_init__(self) -> None:
+        if self.kind not in FATES:
+            raise InvalidArgument(f"kind={self.kind.value!r} is not placed directly; use it as a fate of a primary kind")
+        if self.fate not in FATES[self.kind]:
+            allowed = ", ".join(s.value for s in FATES[self.kind])
+            raise InvalidArgument(f"a {self.kind.value} cannot have fate={self.fate.value!r}; expected one of {allowed}")
+        want = LITERAL_COUNT.get(self.kind, 1)
+        if len(self.literals) != want or not all(self.literals):
+            raise InvalidArgument(f"a {self.kind.value} needs {want} non-empty literal(s), got {self.literals!r}")
+        keys = dict(self.params)
+        if list(self.params) != sorted(keys.items()):
+            raise InvalidArgument("params must be unique keys in sorted order")
+        missing = [k for k in REQUIRED_PARAMS[self.kind] if k not in keys]
+        if self.fate is Status.SUPERSEDED and "replacement" not in keys:
+            missing.append("replacement")
+        if missing:
+            raise InvalidArgument(f"a {self.kind.value} needs params {missing}")
+        for name in ("phrasing", "position", "fate_delay"):
+            value = getattr(self, name)
+            if value < 0 or (name != "phrasing" and value > 1000):
+                raise InvalidArgument(f"{name}={value} is out of range (0..1000 permille; phrasing >= 0)")
+
+    def param(self, key: str, default: str = "") -> str:
+        return dict(self.params).get(key, default)
+
+
+@dataclass(frozen=True, slots=True)
+class Skeleton:
+    """Everything a transcript is expanded from. ``length`` is the target turn count."""
+
+    seed: int
+    length: int
+    facts: tuple[FactSpec, ...] = ()
+    cuts: tuple[Cut, ...] = ()
+    version: int = SKELETON_VERSION
+
+    def __post_init__(self) -> None:
+        if self.length < 1:
+            raise InvalidArgument(f"length={self.length}; a transcript needs at least one turn")
+
+
+def skeleton_to_dict(skeleton: Skeleton) -> dict[str, Any]:
+    return {
+        "schema_version": skeleton.version,
+        "seed": skeleton.seed,
+        "length": skeleton.length,
+        "facts": [
+            {
+                "kind": f.kind.value,
+                "literals": list(f.literals),
+                "params": dict(f.params),
+                "phrasing": f.phrasing,
+                "position": f.position,
+                "fate": f.fate.value,
+                "fate_delay": f.fate_delay,
+            }
+            for f in skeleton.facts
+        ],
+        "cuts": [{"anchor": c.anchor.value, "value": c.value, "offset": c.offset} for c in skeleton.cuts],
+    }
+
+
+def skeleton_from_dict(data: Any, *, source: str = "<document>") -> Skeleton:
+    """Inverse of ``skeleton_to_dict``; raises SchemaError naming the bad field."""
+    r = Reader(data, source=source)
+    check_version(r, SKELETON_VERSION)
+    specs = tuple(
+        f.wrap(
+            FactSpec,
+            f.enum("kind", FactKind),
+            f.str_list("literals", nonempty_items=True),
+            tuple(sorted(f.str_map("params").items())),
+            f.int("phrasing", default=0, minimum=0),
+            f.int("position", default=0, minimum=0),
+            f.enum("fate", Status, default=Status.OPEN),
+            f.int("fate_delay", default=0, minimum=0),
+        )
+        for f in r.children("facts", default=[])
+    )
+    cuts = tuple(
+        c.wrap(Cut, c.enum("anchor", Anchor), c.int("value", default=0), c.int("offset", default=0))
+        for c in r.children("cuts", default=[])
+    )
+    return r.wrap(Skeleton, r.int("seed", minimum=0), r.int("length", minimum=1), specs, cuts)
+
+
+def dumps_skeleton(skeleton: Skeleton) -> str:
+    return json.dumps(skeleton_to_dict(skeleton), sort_keys=True)

@@ -1,0 +1,259 @@
+"""The public Hypothesis strategies: ``facts``, ``cuts``, ``skeletons``, ``transcripts``.
+
+Only the small skeleton is drawn through Hypothesis; ``expand`` builds the
+turns. So shrinking acts on what matters: fewer facts, shorter transcripts,
+earlier positions, plainer phrasing, simpler literals.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Collection
+
+from hypothesis import strategies as st
+
+from harness._errors import InvalidArgument
+from harness._model import FactKind, Status, Transcript
+from strategies._internal import _phrasing as P
+from strategies._internal._expand import event_turn_count, expand
+from strategies._internal._literals import GATING_FIELDS, make_literal
+from strategies._internal._skeleton import FATES, PRIMARY_KINDS, Anchor, Cut, FactSpec, Skeleton
+
+__all__ = ["facts", "cuts", "skeletons", "transcripts", "MAX_TURNS_PER_FACT"]
+
+# The most turns one spec can take (gating: call, config, plan; plus its fate).
+MAX_TURNS_PER_FACT = 4
+
+_LITERAL_SEEDS = st.integers(0, 2**16 - 1)
+_EXCEPTIONS = ("TimeoutError", "PermissionError", "ConnectionResetError", "ValueError", "OSError")
+_OPERATORS = ("<=", ">=", "<", ">", "==")
+# Commitment noun -> the literal category its object is drawn from.
+_OBJECT_CATEGORY = {"migration": "migration", "release": "version", "table": "migration", "key": "service", "change": "ticket"}
+
+
+def _literal(draw, category: str) -> str:
+    return make_literal(category, draw(_LITERAL_SEEDS))
+
+
+def _distinct_literal(draw, category: str, other: str) -> str:
+    """A second literal of ``category`` that differs from ``other`` (neighbouring seeds first)."""
+    seed = draw(_LITERAL_SEEDS)
+    for bump in range(1, 9):
+        value = make_literal(category, seed + bump)
+        if value != other:
+            return value
+    return other.rstrip("/") + "-2"
+
+
+def _kind_fields(draw, kind: FactKind, fate: Status) -> tuple[tuple[str, ...], dict[str, str]]:
+    """The literals and params of one fact of ``kind``."""
+    if kind is FactKind.PROHIBITION:
+        category = draw(st.sampled_from(("bucket", "host", "service", "path")))
+        lit = _literal(draw, category)
+        params = {"category": category}
+        if draw(st.booleans()):  # "use A, never B": a binding and a prohibition in one turn
+            params["allowed"] = _distinct_literal(draw, category, lit)
+        return (lit,), params
+    if kind is FactKind.LITERAL_BINDING:
+        category = draw(st.sampled_from(("bucket", "host", "ticket", "version", "service", "path")))
+        lit = _literal(draw, category)
+        params = {"category": category}
+        if fate is Status.SUPERSEDED:
+            params["replacement"] = _distinct_literal(draw, category, lit)
+        return (lit,), params
+    if kind is FactKind.THRESHOLD:
+        field = _literal(draw, "field")
+        value = draw(st.integers(1, 64))
+        params = {"operator": draw(st.sampled_from(_OPERATORS))}
+        if draw(st.booleans()):
+            params["restate"] = "yes"
+        if fate is Status.SUPERSEDED:
+            params["replacement"] = str(value + draw(st.integers(1, 16)))
+        return (field, str(value)), params
+    if kind is FactKind.COMMITMENT:
+        action, noun, past = draw(st.sampled_from(P.COMMITMENT_ACTIONS))
+        trigger = draw(st.sampled_from(P.COMMITMENT_TRIGGERS))
+        return (_literal(draw, _OBJECT_CATEGORY[noun]),), {"action": action, "noun": noun, "past": past, "trigger": trigger}
+    if kind is FactKind.IN_FLIGHT_CALL:
+        target = _literal(draw, "service")
+        return (_literal(draw, "call_id"),), {
+            "name": draw(st.sampled_from(P.CALL_TOOLS)),
+            "arguments": json.dumps({"target": target}),
+            "parallel": str(draw(st.integers(0, 2))),
+        }
+    if kind is FactKind.UNRESOLVED_ERROR:
+        return (_literal(draw, "error_code"),), {
+            "name": draw(st.sampled_from(P.ERROR_CALLS)),
+            "exception": draw(st.sampled_from(_EXCEPTIONS)),
+        }
+    if kind is FactKind.NEGATIVE_FACT:
+        disposition = draw(st.sampled_from(tuple(P.NEGATIVE_FACTS)))
+        return (_literal(draw, "approach"),), {"disposition": disposition}
+    if kind is FactKind.ARTIFACT_REFERENCE:
+        return (_literal(draw, "path"),), {"what": draw(st.sampled_from(P.ARTIFACT_KINDS))}
+    if kind is FactKind.GATING_FIELD:
+        field, values = draw(st.sampled_from(GATING_FIELDS))
+        value = draw(st.sampled_from(values))
+        params = {"write": draw(st.sampled_from(P.GATING_WRITES))}
+        if fate is Status.SUPERSEDED:
+            params["replacement"] = next(v for v in values if v != value)
+        return (field, value), params
+    raise InvalidArgument(f"kind={kind.value!r} cannot be placed directly")
+
+
+def _plan(kinds: Collection[FactKind]) -> tuple[tuple[FactKind, ...], frozenset[Status]]:
+    """Primary kinds to draw and the fates allowed, from a user's ``kinds``."""
+    wanted = set(kinds)
+    events = {Status.RETRACTED: FactKind.RETRACTION, Status.SUPERSEDED: FactKind.SUPERSESSION}
+    primaries = tuple(k for k in PRIMARY_KINDS if k in wanted)
+    if primaries:
+        fates = {s for k in primaries for s in FATES[k] if s not in events or events[s] in wanted}
+        return primaries, frozenset(fates)
+    # Only retraction / supersession asked for: place kinds that can undergo them, and make them happen.
+    fates = frozenset(s for s, k in events.items() if k in wanted)
+    return tuple(k for k in PRIMARY_KINDS if fates & set(FATES[k])), fates
+
+
+def facts(
+    *,
+    kinds: Collection[FactKind] = tuple(FactKind),
+    phrasings: st.SearchStrategy[int] | None = None,
+) -> st.SearchStrategy[FactSpec]:
+    """Planned facts of the given kinds, with Faker literals and varied phrasing.
+
+    ``kinds`` may include RETRACTION and SUPERSESSION, which happen *to* an
+    earlier fact (a threshold that changes, a prohibition withdrawn).
+    Shrinks towards the first kind listed, an open fate, the earliest position,
+    phrasing 0 and the canonical literal of each category.
+    """
+    kinds = tuple(kinds)
+    bad = [k for k in kinds if not isinstance(k, FactKind)]
+    if not kinds or bad:
+        raise InvalidArgument(f"kinds must be a non-empty collection of FactKind, got {kinds!r}")
+    primaries, fates = _plan(kinds)
+    phrasing_strategy = st.integers(0, 63) if phrasings is None else phrasings
+    if not isinstance(phrasing_strategy, st.SearchStrategy):
+        raise InvalidArgument(f"phrasings must be a strategy of non-negative ints, got {phrasings!r}")
+
+    # One flat choice of (kind, fate), open fates first: a single draw shrinks
+    # better than a fate list whose length depends on the kind drawn before it.
+    choices = tuple((k, f) for f in Status for k in primaries if f in FATES[k] and f in fates)
+
+    @st.composite
+    def _fact_specs(draw) -> FactSpec:
+        kind, fate = draw(st.sampled_from(choices))
+        literals, params = _kind_fields(draw, kind, fate)
+        return FactSpec(
+            kind=kind,
+            literals=literals,
+            params=tuple(sorted(params.items())),
+            phrasing=draw(phrasing_strategy),
+            position=draw(st.integers(0, 1000)),
+            fate=fate,
+            fate_delay=draw(st.integers(0, 1000)) if fate is not Status.OPEN else 0,
+        )
+
+    return _fact_specs()
+
+
+def cuts() -> st.SearchStrategy[Cut]:
+    """Compaction cuts, many of them adversarial: just after a fact is stated or
+    changes (inside a tool call / result pair, a run of parallel calls, right
+    after a retraction). Shrinks towards a cut at the very start."""
+
+    @st.composite
+    def _cuts(draw) -> Cut:
+        anchor = draw(st.sampled_from((Anchor.FRACTION, Anchor.AFTER_ORIGIN, Anchor.AFTER_FATE)))
+        value = draw(st.integers(0, 1000)) if anchor is Anchor.FRACTION else draw(st.integers(0, 15))
+        return Cut(anchor, value, draw(st.integers(0, 2)))
+
+    return _cuts()
+
+
+def _check_sizes(**sizes: int) -> None:
+    for name, value in sizes.items():
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise InvalidArgument(f"{name}={value!r} must be a non-negative integer")
+    for low, high in (("min_turns", "max_turns"), ("min_facts", "max_facts"), ("min_cuts", "max_cuts")):
+        if sizes[low] > sizes[high]:
+            raise InvalidArgument(f"Cannot have {high}={sizes[high]} < {low}={sizes[low]}")
+    if sizes["min_turns"] < 1:
+        raise InvalidArgument("min_turns=0; a transcript needs at least one turn")
+    if sizes["min_facts"] * MAX_TURNS_PER_FACT > sizes["max_turns"]:
+        raise InvalidArgument(
+            f"max_turns={sizes['max_turns']} cannot hold min_facts={sizes['min_facts']} facts "
+            f"(each may take up to {MAX_TURNS_PER_FACT} turns)"
+        )
+
+
+def skeletons(
+    *,
+    min_turns: int = 20,
+    max_turns: int = 400,
+    facts: st.SearchStrategy[FactSpec] | None = None,
+    min_facts: int = 1,
+    max_facts: int = 6,
+    cuts: st.SearchStrategy[Cut] | None = None,
+    min_cuts: int = 1,
+    max_cuts: int = 3,
+) -> st.SearchStrategy[Skeleton]:
+    """Skeletons whose expansion has between ``min_turns`` and ``max_turns`` turns.
+
+    Shrinks towards ``min_turns``, ``min_facts`` simple facts, ``min_cuts`` cuts and seed 0.
+    """
+    _check_sizes(min_turns=min_turns, max_turns=max_turns, min_facts=min_facts, max_facts=max_facts,
+                 min_cuts=min_cuts, max_cuts=max_cuts)
+    fact_strategy = _default_facts() if facts is None else facts
+    cut_strategy = _default_cuts() if cuts is None else cuts
+    for name, value in (("facts", fact_strategy), ("cuts", cut_strategy)):
+        if not isinstance(value, st.SearchStrategy):
+            raise InvalidArgument(f"{name} must be a strategy, got {value!r}")
+
+    @st.composite
+    def _skeletons(draw) -> Skeleton:
+        seed = draw(st.integers(0, 2**32 - 1))
+        length = draw(st.integers(min_turns, max_turns))
+        specs = draw(st.lists(fact_strategy, min_size=min_facts, max_size=max_facts))
+        plan = draw(st.lists(cut_strategy, min_size=min_cuts, max_size=max_cuts))
+        skeleton = Skeleton(seed, length, tuple(specs), tuple(plan))
+        needed = event_turn_count(skeleton)
+        # A fact strategy of a team's own may take more turns than ours; keep within max_turns.
+        while needed > max_turns and len(specs) > min_facts:
+            specs.pop()
+            skeleton = Skeleton(seed, length, tuple(specs), tuple(plan))
+            needed = event_turn_count(skeleton)
+        if needed > length:
+            skeleton = Skeleton(seed, min(needed, max_turns), tuple(specs), tuple(plan))
+        return skeleton
+
+    return _skeletons()
+
+
+def transcripts(
+    *,
+    min_turns: int = 20,
+    max_turns: int = 400,
+    facts: st.SearchStrategy[FactSpec] | None = None,
+    min_facts: int = 1,
+    max_facts: int = 6,
+    cuts: st.SearchStrategy[Cut] | None = None,
+    min_cuts: int = 1,
+    max_cuts: int = 3,
+) -> st.SearchStrategy[Transcript]:
+    """Long transcripts with a ground-truth ledger, expanded from ``skeletons(...)``.
+
+    Takes the same arguments as ``skeletons`` and shrinks the same way; use
+    ``skeletons`` plus ``expand`` when you also want the skeleton (to save it).
+    """
+    return skeletons(
+        min_turns=min_turns, max_turns=max_turns, facts=facts, min_facts=min_facts, max_facts=max_facts,
+        cuts=cuts, min_cuts=min_cuts, max_cuts=max_cuts,
+    ).map(expand)
+
+
+def _default_facts() -> st.SearchStrategy[FactSpec]:
+    return facts()
+
+
+def _default_cuts() -> st.SearchStrategy[Cut]:
+    return cuts()
