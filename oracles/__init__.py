@@ -1,0 +1,25 @@
+"""Invariant oracles: pure checks of a compaction result against the source ledger.
+
+``check(Case(transcript, boundary, budget, result))`` runs every registered
+oracle; ``select(only=..., skip=...)`` filters by id; ``@oracle("my-id", ...)``
+registers a team's own. See ``oracles/README.md`` for the catalogue.
+"""
+
+from oracles import _obligations, _prose, _shape  # noqa: F401  (registers the built-in oracles)
+from oracles._core import Case, Finding, Oracle, Severity, Verdict, check, oracle, registered, select, unregister
+from oracles._rules import DEFAULT_RULES, ProseRules
+
+__all__ = [
+    "DEFAULT_RULES",
+    "Case",
+    "Finding",
+    "Oracle",
+    "ProseRules",
+    "Severity",
+    "Verdict",
+    "check",
+    "oracle",
+    "registered",
+    "select",
+    "unregister",
+]

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Collection
 
+from hypothesis import assume
 from hypothesis import strategies as st
 
 from harness._errors import InvalidArgument
@@ -213,7 +214,7 @@ def skeletons(
     def _skeletons(draw) -> Skeleton:
         seed = draw(st.integers(0, 2**32 - 1))
         length = draw(st.integers(min_turns, max_turns))
-        specs = draw(st.lists(fact_strategy, min_size=min_facts, max_size=max_facts))
+        specs = _distinct(draw(st.lists(fact_strategy, min_size=min_facts, max_size=max_facts)), min_facts)
         plan = draw(st.lists(cut_strategy, min_size=min_cuts, max_size=max_cuts))
         skeleton = Skeleton(seed, length, tuple(specs), tuple(plan))
         needed = event_turn_count(skeleton)
@@ -227,6 +228,27 @@ def skeletons(
         return skeleton
 
     return _skeletons()
+
+
+def _key_literals(spec: FactSpec) -> set[str]:
+    """The literals that identify a fact; two facts sharing one would make the ledger ambiguous."""
+    keys = {spec.literals[0]}
+    keys.update(v for k, v in spec.params if k in ("allowed", "replacement") and not v.isdigit())
+    return keys
+
+
+def _distinct(specs: list[FactSpec], min_facts: int) -> list[FactSpec]:
+    """Drop later specs that reuse an earlier one's identifying literal (same bucket, same field)."""
+    seen: set[str] = set()
+    out = []
+    for spec in specs:
+        keys = _key_literals(spec)
+        if keys & seen:
+            continue
+        seen |= keys
+        out.append(spec)
+    assume(len(out) >= min_facts)
+    return out
 
 
 def transcripts(

@@ -1,0 +1,166 @@
+"""Realistic lossy compactors, each breaking one invariant the way the reference notes describe.
+
+Each starts from the correct prose compactor and changes one thing. They are
+the harness's own proof that every oracle catches what it claims to.
+"""
+
+from __future__ import annotations
+
+import re
+
+from harness._model import Fact, FactKind, Role, Turn
+from harness._tokens import count_tokens
+from harness._protocol import CompactionRequest, CompactionResult, LedgerEntry
+from harness.summarizers._render import prose_result, state
+from harness.summarizers.ledgered import entry_for
+
+__all__ = [
+    "MUTANTS",
+    "drops_pending_action",
+    "claims_completion",
+    "drops_call_id",
+    "unmarked_call",
+    "drops_errors",
+    "drops_gating_field",
+    "paraphrases_literals",
+    "softens_prohibition",
+    "rounds_threshold",
+    "folds_rejections",
+    "keeps_stale_value",
+    "lying_self_report",
+    "cuts_tool_pairs",
+    "invents_restriction",
+    "overruns_budget",
+    "bloated_ledger",
+]
+
+
+def _only(kind: FactKind, render):
+    """A renderer that changes how one kind is stated and states the rest correctly."""
+    return lambda fact: render(fact) if fact.kind is kind else state(fact)
+
+
+def drops_pending_action(request: CompactionRequest) -> CompactionResult:
+    """Keeps the decision, drops the promised action (000: 're-run the migration' lost)."""
+    return prose_result(request, _only(FactKind.COMMITMENT, lambda f: f"Decision recorded for {f.detail('noun')} {f.literals[0]}: approach agreed."))
+
+
+def claims_completion(request: CompactionRequest) -> CompactionResult:
+    """States an open commitment as done ('migration complete')."""
+    return prose_result(request, _only(FactKind.COMMITMENT, lambda f: f"{f.detail('past')} {f.detail('noun')} {f.literals[0]}: done."))
+
+
+def drops_call_id(request: CompactionRequest) -> CompactionResult:
+    """Keeps the intent of an in-flight call, drops its id (000: the handle is lost)."""
+    return prose_result(request, _only(FactKind.IN_FLIGHT_CALL, lambda f: f"A {f.detail('name')} call was started and is still in flight."))
+
+
+def unmarked_call(request: CompactionRequest) -> CompactionResult:
+    """Mentions an open call as if it had run, without marking it UNRESOLVED (001: closure)."""
+    return prose_result(request, _only(FactKind.IN_FLIGHT_CALL, lambda f: f"Ran {f.detail('name')} ({f.literals[0]})."))
+
+
+def drops_errors(request: CompactionRequest) -> CompactionResult:
+    """Folds unresolved errors into a vague remark."""
+    return prose_result(request, _only(FactKind.UNRESOLVED_ERROR, lambda f: f"There was a hiccup with {f.detail('name')}."))
+
+
+def drops_gating_field(request: CompactionRequest) -> CompactionResult:
+    """Drops the config line that gates the next write (002: max_retries: 0 lost)."""
+    return prose_result(request, _only(FactKind.GATING_FIELD, lambda f: f"Config was read; next we {f.detail('write')}."))
+
+
+def _paraphrase(literal: str) -> str:
+    stripped = re.sub(r"[-_.]?\d+", "", literal)
+    return stripped if len(stripped) >= 4 and stripped != literal else literal.split(".")[0] + "-latest"
+
+
+def paraphrases_literals(request: CompactionRequest) -> CompactionResult:
+    """Rewrites exact identifiers into plausible names (004: acme-stage-07 -> acme-staging)."""
+    return prose_result(request, _only(FactKind.LITERAL_BINDING, lambda f: f"Use {_paraphrase(f.literals[0])} for the {f.detail('category')}."))
+
+
+def softens_prohibition(request: CompactionRequest) -> CompactionResult:
+    """Turns 'never X' into a preference (004: 'prefers staging over production')."""
+    return prose_result(request, _only(FactKind.PROHIBITION, lambda f: f"The user prefers to avoid {f.literals[0]} if possible."))
+
+
+def rounds_threshold(request: CompactionRequest) -> CompactionResult:
+    """Rounds an exact limit into 'a few' (004: retry <= 3 -> 'a few retries')."""
+    return prose_result(request, _only(FactKind.THRESHOLD, lambda f: f"Keep {f.literals[0]} to a few."))
+
+
+def folds_rejections(request: CompactionRequest) -> CompactionResult:
+    """Folds 'rejected after a failed dry run' into 'explored' (001)."""
+    return prose_result(request, _only(FactKind.NEGATIVE_FACT, lambda f: f"Explored approach {f.literals[0]} earlier."))
+
+
+def _stale(fact: Fact) -> str:
+    if fact.detail("field"):
+        return f"{fact.detail('field')} {fact.detail('operator') or '='} {fact.detail('old')}."
+    return f"Use {fact.detail('old')} for the {fact.detail('category') or 'target'}."
+
+
+def keeps_stale_value(request: CompactionRequest) -> CompactionResult:
+    """Keeps the value from before a change (001/004: the stale threshold survives)."""
+    return prose_result(request, _only(FactKind.SUPERSESSION, _stale))
+
+
+def lying_self_report(request: CompactionRequest) -> CompactionResult:
+    """Drops thresholds and bindings but reports every tagged item as retained (000)."""
+    dropped = (FactKind.THRESHOLD, FactKind.LITERAL_BINDING, FactKind.SUPERSESSION)
+    return prose_result(request, lambda f: "" if f.kind in dropped else state(f),
+                        self_report=tuple(f.id for f in request.tags))
+
+
+def cuts_tool_pairs(request: CompactionRequest) -> CompactionResult:
+    """Keeps the most recent tool result verbatim but summarizes away its call (trim_messages)."""
+    literals = {lit for f in request.tags for lit in f.literals}
+    last_result = next((t for t in reversed(request.turns)
+                        if t.role is Role.TOOL and not any(lit in t.text for lit in literals)), None)
+    kept = (Turn(Role.TOOL, t.text, (), t.tool_call_id),) if (t := last_result) else ()
+    return prose_result(request, kept=kept)
+
+
+def invents_restriction(request: CompactionRequest) -> CompactionResult:
+    """Adds a restriction the user never gave (field reports)."""
+    return prose_result(request, extra="Never modify ops/000_legacy.sql under any circumstances.")
+
+
+def overruns_budget(request: CompactionRequest) -> CompactionResult:
+    """Writes a line per turn, whatever the budget."""
+    lines = [f"Turn {i}: {' '.join(t.text.split()[:8])}" for i, t in enumerate(request.turns) if t.role is not Role.TOOL]
+    return prose_result(request, preamble="Notes:\n" + "\n".join(lines))
+
+
+def bloated_ledger(request: CompactionRequest) -> CompactionResult:
+    """A correct ledger padded with every turn's text, so it outgrows its share of the budget."""
+    ledger = [entry_for(f) for f in request.tags]
+    padding = 0
+    for turn in request.turns:  # pad to about a third of the budget: over its share, within the budget
+        if not turn.text or padding > request.budget // 3:
+            continue
+        ledger.append(LedgerEntry("note", (turn.text,)))
+        padding += count_tokens(turn.text) + 4
+    return CompactionResult(prose_result(request).messages, ledger=tuple(ledger))
+
+
+# invariant id -> the mutant built to break it
+MUTANTS = {
+    "commitment-retained": drops_pending_action,
+    "completion-honest": claims_completion,
+    "handle-retained": drops_call_id,
+    "closure": unmarked_call,
+    "error-retained": drops_errors,
+    "gating-field-retained": drops_gating_field,
+    "literal-verbatim": paraphrases_literals,
+    "negation-polarity": softens_prohibition,
+    "threshold-exact": rounds_threshold,
+    "negative-fact-disposition": folds_rejections,
+    "supersession": keeps_stale_value,
+    "self-report-honest": lying_self_report,
+    "tool-pairing": cuts_tool_pairs,
+    "no-invented-obligation": invents_restriction,
+    "budget-respected": overruns_budget,
+    "ledger-budget": bloated_ledger,
+}

@@ -1,0 +1,175 @@
+"""The post-compaction context as the oracles read it: text, clauses, ids, ledger.
+
+Built once per compaction so every oracle shares the same reading.
+"""
+
+from __future__ import annotations
+
+import difflib
+import functools
+import re
+from dataclasses import dataclass, field
+
+from harness._model import Fact
+from harness._protocol import CompactionResult, LedgerEntry
+from oracles._rules import ProseRules
+
+__all__ = ["Context", "Clause"]
+
+_SENTENCE_SPLIT = re.compile(r"(?:[.!?](?=\s|$))|\n+")
+_CLAUSE_SPLIT = re.compile(r"(?:[.!?;](?=\s|$))|\n+|\s+(?:but|whereas|however|although|while)\s+", re.IGNORECASE)
+_WORD = re.compile(r"\S+")
+# An identifier-like token: contains a digit, an underscore, '/' or '://'.
+_IDENT = re.compile(r"[A-Za-z0-9][\w./:\-]*[\w/]|[A-Za-z0-9]")
+
+
+_MASKABLE = re.compile(r"[\w./:\-]*[0-9_/][\w./:\-]*")
+
+
+@dataclass(frozen=True, slots=True)
+class Clause:
+    """A piece of context text; ``lower`` is lowercased with identifiers masked out,
+    so a literal like ``s3://nearly-rather-54/`` never reads as the cue "rather"."""
+
+    text: str
+    lower: str
+
+    @classmethod
+    def of(cls, text: str) -> Clause:
+        text = text.strip()
+        return cls(text, _MASKABLE.sub(lambda m: "#" * len(m.group(0)), text.lower()))
+
+
+@functools.lru_cache(maxsize=512)
+def phrase_pattern(phrases: tuple[str, ...]) -> re.Pattern[str]:
+    """One regex for a cue list: words match on word boundaries, symbols anywhere."""
+    parts = []
+    for p in sorted(phrases, key=len, reverse=True):
+        body = re.escape(p)
+        if p[0].isalnum():
+            body = r"(?<![\w])" + body
+        if p[-1].isalnum():
+            body += r"(?![\w])"
+        parts.append(body)
+    return re.compile("|".join(parts))
+
+
+def _has_phrase(lower: str, phrase: str) -> int:
+    """Index of ``phrase`` in ``lower`` on word boundaries (symbols match anywhere), or -1."""
+    if not phrase[0].isalnum():
+        return lower.find(phrase)
+    for m in re.finditer(re.escape(phrase), lower):
+        before = lower[m.start() - 1] if m.start() else " "
+        after = lower[m.end()] if m.end() < len(lower) else " "
+        if not (before.isalnum() or before == "_") and not ((after.isalnum() or after == "_") and phrase[-1].isalnum()):
+            return m.start()
+    return -1
+
+
+@dataclass(frozen=True)
+class Context:
+    """What the agent sees after compaction, pre-split for the prose rules."""
+
+    result: CompactionResult
+    rules: ProseRules
+    text: str = field(init=False)
+    clauses: tuple[Clause, ...] = field(init=False)
+    sentences: tuple[Clause, ...] = field(init=False)
+    lines: tuple[Clause, ...] = field(init=False)
+    call_ids: frozenset[str] = field(init=False)
+
+    def __post_init__(self) -> None:
+        parts, ids = [], set()
+        for turn in self.result.messages:
+            parts.append(turn.text)
+            for call in turn.tool_calls:
+                ids.add(call.id)
+                parts.append(f"{call.name}({call.arguments}) id={call.id}")
+            if turn.tool_call_id:
+                ids.add(turn.tool_call_id)
+        text = "\n".join(parts)
+        object.__setattr__(self, "text", text)
+        object.__setattr__(self, "call_ids", frozenset(ids))
+        clauses = tuple(Clause.of(c) for c in _CLAUSE_SPLIT.split(text) if c and c.strip())
+        object.__setattr__(self, "clauses", clauses)
+        sentences = tuple(Clause.of(c) for c in _SENTENCE_SPLIT.split(text) if c and c.strip())
+        object.__setattr__(self, "sentences", sentences)
+        lines = tuple(Clause.of(c) for c in text.split("\n") if c.strip())
+        object.__setattr__(self, "lines", lines)
+
+    # -- presence ---------------------------------------------------------------------------------
+
+    def mentions(self, literal: str) -> bool:
+        """Byte-exact presence in the text, a kept tool call, or a ledger entry."""
+        return literal in self.text or literal in self.call_ids or any(
+            literal in e.literals for e in self.result.ledger or ()
+        )
+
+    def ledger_entry(self, fact: Fact, **must_match: str) -> LedgerEntry | None:
+        """A structured ledger entry carrying ``fact`` exactly, or None."""
+        for entry in self.result.ledger or ():
+            if entry.kind != fact.kind.value or tuple(entry.literals) != fact.literals:
+                continue
+            if fact.polarity is not None and entry.polarity not in (None, fact.polarity.value):
+                continue
+            if all(entry.detail(k) == v for k, v in must_match.items()):
+                return entry
+        return None
+
+    def clauses_with(self, literal: str) -> list[Clause]:
+        return [c for c in self.clauses if literal in c.text]
+
+    def sentences_with(self, literal: str) -> list[Clause]:
+        return [c for c in self.sentences if literal in c.text]
+
+    def lines_with(self, literal: str) -> list[Clause]:
+        return [c for c in self.lines if literal in c.text]
+
+    def position(self, clause: Clause) -> int:
+        """Where a clause sits in reading order (later statements override earlier ones)."""
+        return self.clauses.index(clause) if clause in self.clauses else -1
+
+    # -- cues -------------------------------------------------------------------------------------
+
+    def cue_near(self, clause: Clause, literal: str, cues: tuple[str, ...], window: int | None = None) -> str | None:
+        """The first cue within ``window`` words of ``literal`` in ``clause``, honouring negation traps."""
+        window = self.rules.cue_window if window is None else window
+        at = clause.text.find(literal)
+        if at < 0:
+            return None
+        lower = clause.lower
+        for trap in self.rules.negation_traps:
+            lower = lower.replace(trap, "#" * len(trap))
+        start_words = len(_WORD.findall(clause.text[:at]))
+        end_words = start_words + len(_WORD.findall(literal))
+        for cue in cues:
+            i = _has_phrase(lower, cue)
+            while i >= 0:
+                w = len(_WORD.findall(lower[:i]))
+                if start_words - window <= w <= end_words + window:
+                    return cue
+                nxt = _has_phrase(lower[i + 1 :], cue)
+                i = -1 if nxt < 0 else i + 1 + nxt
+        return None
+
+    def cue_in(self, clause: Clause, cues: tuple[str, ...]) -> str | None:
+        m = phrase_pattern(cues).search(clause.lower)
+        return m.group(0) if m else None
+
+    # -- evidence ---------------------------------------------------------------------------------
+
+    def near_miss(self, literal: str) -> str | None:
+        """The context token most like a missing literal (a paraphrase such as acme-staging)."""
+        best, best_ratio = None, self.rules.near_miss_ratio
+        for token in set(_IDENT.findall(self.text)):
+            if token == literal or len(token) < 3:
+                continue
+            ratio = difflib.SequenceMatcher(None, literal, token).ratio()
+            if ratio >= best_ratio:
+                best, best_ratio = token, ratio
+        return best
+
+    def identifiers(self, clause: Clause) -> list[str]:
+        """Identifier-like tokens (with a digit, underscore, '/' or ':') in a clause."""
+        return [t for t in _IDENT.findall(clause.text) if re.search(r"[0-9_/]|://", t) and not t.isdigit()]
+

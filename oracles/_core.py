@@ -1,0 +1,172 @@
+"""Findings, the compaction case oracles judge, and the oracle registry.
+
+An oracle is a pure function ``(case) -> iterable of Finding``: no I/O, no
+randomness, no state. The preservation set always comes from the source
+ledger (``case.live``), never from the summary or its self-report.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from harness._errors import InvalidArgument
+from harness._model import Fact, Transcript, live_facts
+from harness._protocol import CompactionResult
+from harness._tokens import TokenCounter, count_tokens
+from oracles._context import Context
+from oracles._rules import DEFAULT_RULES, ProseRules
+
+__all__ = [
+    "Severity",
+    "Finding",
+    "Case",
+    "Oracle",
+    "Verdict",
+    "oracle",
+    "registered",
+    "select",
+    "check",
+    "unregister",
+]
+
+
+class Severity(StrEnum):
+    """``violate``: the context must not be consumed. ``degrade``: honest but coarser."""
+
+    VIOLATE = "violate"
+    DEGRADE = "degrade"
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One broken (or coarsened) invariant, with evidence a person can act on."""
+
+    invariant: str
+    severity: Severity
+    detail: str
+    fact_id: str | None = None
+    fact_kind: str | None = None
+    expected: str | None = None
+    found: str | None = None
+
+    @classmethod
+    def about(cls, invariant: str, fact: Fact, detail: str, *, expected: str | None = None,
+              found: str | None = None, severity: Severity = Severity.VIOLATE) -> Finding:
+        return cls(invariant, severity, detail, fact.id, fact.kind.value, expected, found)
+
+
+@dataclass(frozen=True)
+class Case:
+    """One compaction to judge: the source transcript, the boundary, the budget and the result.
+
+    The summarizer was given turns ``0..boundary-1``; ``live`` is the source
+    ledger at that point, computed here, never taken from the result.
+    """
+
+    transcript: Transcript
+    boundary: int
+    budget: int
+    result: CompactionResult
+    rules: ProseRules = DEFAULT_RULES
+    count_tokens: TokenCounter = count_tokens
+    live: tuple[Fact, ...] = field(init=False)
+    context: Context = field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "live", live_facts(self.transcript, self.boundary))
+        object.__setattr__(self, "context", Context(self.result, self.rules))
+
+    @property
+    def window(self):
+        return self.transcript.turns[: self.boundary]
+
+    def context_tokens(self) -> int:
+        ledger = "\n".join(e.render() for e in self.result.ledger or ())
+        return self.count_tokens(self.context.text + ("\n" + ledger if ledger else ""))
+
+    def source_tokens(self) -> int:
+        return self.count_tokens("\n".join(t.text for t in self.window))
+
+
+_ID = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
+
+
+@dataclass(frozen=True, slots=True)
+class Oracle:
+    """A registered invariant check: stable kebab-case id, what it checks, where it comes from."""
+
+    id: str
+    check: Callable[[Case], Iterable[Finding]]
+    summary: str
+    reference: str
+    severity: Severity = Severity.VIOLATE
+
+
+# The registry is the one module-level mutable thing: teams add their own oracles to it.
+_REGISTRY: dict[str, Oracle] = {}
+
+
+def oracle(id: str, *, reference: str, severity: Severity = Severity.VIOLATE, replace: bool = False):
+    """Register a function ``(case) -> iterable of Finding`` as the oracle ``id``.
+
+    The function's docstring's first line becomes the oracle's summary.
+    """
+    if not isinstance(id, str) or not _ID.match(id):
+        raise InvalidArgument(f"oracle id {id!r} must be kebab-case, like 'literal-verbatim'")
+
+    def register(fn: Callable[[Case], Iterable[Finding]]):
+        if id in _REGISTRY and not replace:
+            raise InvalidArgument(f"an oracle with id {id!r} is already registered; pass replace=True to override it")
+        summary = (fn.__doc__ or "").strip().splitlines()[0] if fn.__doc__ else id
+        _REGISTRY[id] = Oracle(id, fn, summary, reference, severity)
+        return fn
+
+    return register
+
+
+def unregister(id: str) -> None:
+    """Remove a registered oracle (for a team's tests that register temporary ones)."""
+    _REGISTRY.pop(id, None)
+
+
+def registered() -> tuple[Oracle, ...]:
+    return tuple(_REGISTRY.values())
+
+
+def select(*, only: Iterable[str] | None = None, skip: Iterable[str] | None = None) -> tuple[Oracle, ...]:
+    """The registered oracles filtered by id; unknown ids are an error naming them."""
+    only_ids = list(only) if only is not None else None
+    skip_ids = list(skip or ())
+    unknown = sorted((set(only_ids or ()) | set(skip_ids)) - set(_REGISTRY))
+    if unknown:
+        raise InvalidArgument(f"unknown oracle id(s) {unknown}; known: {sorted(_REGISTRY)}")
+    chosen = [o for o in _REGISTRY.values() if only_ids is None or o.id in only_ids]
+    return tuple(o for o in chosen if o.id not in skip_ids)
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """All findings for one compaction, plus how much of the source the context dropped."""
+
+    findings: tuple[Finding, ...]
+    loss_ratio: float
+
+    @property
+    def violations(self) -> tuple[Finding, ...]:
+        return tuple(f for f in self.findings if f.severity is Severity.VIOLATE)
+
+    @property
+    def degradations(self) -> tuple[Finding, ...]:
+        return tuple(f for f in self.findings if f.severity is Severity.DEGRADE)
+
+
+def check(case: Case, oracles: Iterable[Oracle] | None = None) -> Verdict:
+    """Run oracles (all registered ones by default) on a case."""
+    chosen = registered() if oracles is None else tuple(oracles)
+    findings = [finding for o in chosen for finding in o.check(case)]
+    source = case.source_tokens()
+    loss = 0.0 if source == 0 else max(0.0, 1.0 - case.context_tokens() / source)
+    return Verdict(tuple(findings), round(loss, 4))

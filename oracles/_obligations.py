@@ -1,0 +1,146 @@
+"""Oracles for open obligations: commitments, tool-call handles, errors, gating fields."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from harness._model import FactKind
+from oracles._core import Case, Finding, oracle
+from oracles._numbers import value_mentions
+
+
+def _live(case: Case, kind: FactKind):
+    return [f for f in case.live if f.kind is kind]
+
+
+def _action_forms(fact) -> tuple[str, ...]:
+    action = (fact.detail("action") or "").lower()
+    forms = {action, action.replace("-", ""), action.replace(" ", ""), action.replace(" ", "-")}
+    if fact.detail("past"):
+        forms.add(fact.detail("past").lower())
+    return tuple(f for f in forms if f)
+
+
+@oracle("commitment-retained", reference="000, 004")
+def commitment_retained(case: Case) -> Iterator[Finding]:
+    """Every open commitment keeps its pending action, not only the decision around it."""
+    ctx = case.context
+    for fact in _live(case, FactKind.COMMITMENT):
+        obj = fact.literals[0]
+        if ctx.ledger_entry(fact):
+            continue
+        if not ctx.mentions(obj):
+            yield Finding.about("commitment-retained", fact, f"open commitment to {fact.detail('action')} {obj} was dropped",
+                                expected=obj, found=ctx.near_miss(obj))
+            continue
+        cues = _action_forms(fact) + ctx.rules.pending_cues
+        if any(ctx.cue_near(c, obj, cues) for c in ctx.clauses_with(obj)):
+            continue
+        yield Finding.about(
+            "commitment-retained", fact,
+            f"{obj} survives but the pending action ({fact.detail('action')}) does not: the decision was kept, the obligation lost",
+            expected=f"{fact.detail('action')} {obj}", found=ctx.clauses_with(obj)[0].text if ctx.clauses_with(obj) else None,
+        )
+
+
+@oracle("completion-honest", reference="000, field reports")
+def completion_honest(case: Case) -> Iterator[Finding]:
+    """The context never states a still-open commitment as done."""
+    ctx = case.context
+    for fact in _live(case, FactKind.COMMITMENT):
+        obj = fact.literals[0]
+        entry = ctx.ledger_entry(fact)
+        if entry is not None and entry.status.lower() in ("done", "fulfilled", "complete", "completed", "closed"):
+            yield Finding.about("completion-honest", fact, f"ledger marks the open commitment on {obj} as {entry.status}",
+                                expected="open", found=entry.status)
+            continue
+        past = (fact.detail("past") or "").lower()
+        cues = ctx.rules.completion_cues + ((past,) if past else ())
+        for clause in ctx.clauses_with(obj):
+            cue = ctx.cue_near(clause, obj, cues, window=5)
+            if cue and not ctx.cue_in(clause, ctx.rules.pending_cues):
+                yield Finding.about("completion-honest", fact,
+                                    f"the context says the commitment on {obj} is done ({cue!r}); it is still open",
+                                    expected=f"{fact.detail('action')} {obj} still pending", found=clause.text)
+                break
+
+
+@oracle("handle-retained", reference="000, 001")
+def handle_retained(case: Case) -> Iterator[Finding]:
+    """Every in-flight tool call keeps its id verbatim (the handle, not only the intent)."""
+    ctx = case.context
+    for fact in _live(case, FactKind.IN_FLIGHT_CALL):
+        call_id = fact.literals[0]
+        if ctx.mentions(call_id):
+            continue
+        name = fact.detail("name") or ""
+        intent = name if name and name in ctx.text else None
+        detail = (f"the intent ({name}) survives but call id {call_id} does not; its result will have nowhere to go"
+                  if intent else f"in-flight call {call_id} ({name}) was dropped")
+        yield Finding.about("handle-retained", fact, detail, expected=call_id, found=intent)
+
+
+_OPEN_STATUSES = ("open", "unresolved", "pending", "in_flight", "in-flight", "running")
+
+
+@oracle("closure", reference="001")
+def closure(case: Case) -> Iterator[Finding]:
+    """Every call open at the boundary is marked UNRESOLVED (or kept as an open call), never as finished."""
+    ctx = case.context
+    kept_calls = {c.id for t in case.result.messages for c in t.tool_calls}
+    kept_results = {t.tool_call_id for t in case.result.messages if t.tool_call_id}
+    for fact in _live(case, FactKind.IN_FLIGHT_CALL):
+        call_id = fact.literals[0]
+        if not ctx.mentions(call_id):
+            continue  # handle-retained reports the missing id
+        if call_id in kept_calls and call_id not in kept_results:
+            continue
+        entry = ctx.ledger_entry(fact)
+        if entry is not None and entry.status.lower() in _OPEN_STATUSES:
+            continue
+        clauses = ctx.sentences_with(call_id)
+        if any(ctx.cue_near(c, call_id, ctx.rules.unresolved_cues, window=12) for c in clauses):
+            continue
+        yield Finding.about("closure", fact, f"call {call_id} is still open at the boundary but the context does not mark it UNRESOLVED",
+                            expected=f"{call_id} marked unresolved", found=clauses[0].text if clauses else None)
+
+
+_RESOLVED = ("fixed", "resolved", "no longer", "gone", "cleared", "solved", "works now", "passes again")
+
+
+@oracle("error-retained", reference="000")
+def error_retained(case: Case) -> Iterator[Finding]:
+    """Every unresolved error survives, and is not stated as fixed."""
+    ctx = case.context
+    for fact in _live(case, FactKind.UNRESOLVED_ERROR):
+        code = fact.literals[0]
+        if ctx.ledger_entry(fact):
+            continue
+        if not ctx.mentions(code):
+            yield Finding.about("error-retained", fact, f"unresolved error {code} ({fact.detail('exception')}) was dropped",
+                                expected=code, found=ctx.near_miss(code))
+            continue
+        for clause in ctx.clauses_with(code):
+            cue = ctx.cue_near(clause, code, _RESOLVED, window=6)
+            if cue and not ctx.cue_in(clause, ("not ", "n't", "unresolved", "still")):
+                yield Finding.about("error-retained", fact, f"error {code} is stated as resolved ({cue!r}); it is not",
+                                    expected=f"{code} unresolved", found=clause.text)
+                break
+
+
+@oracle("gating-field-retained", reference="002")
+def gating_field_retained(case: Case) -> Iterator[Finding]:
+    """Gating config fields (max retries, permission scope, limits) survive while a write is pending."""
+    ctx = case.context
+    for fact in _live(case, FactKind.GATING_FIELD):
+        field, value = fact.literals
+        if ctx.ledger_entry(fact) or value_mentions(ctx, field, value):
+            continue
+        write = fact.detail("write") or "a write"
+        if not ctx.mentions(field):
+            yield Finding.about("gating-field-retained", fact, f"gating field {field}: {value} was dropped while '{write}' is pending",
+                                expected=f"{field}: {value}", found=ctx.near_miss(field))
+        else:
+            clause = ctx.clauses_with(field)
+            yield Finding.about("gating-field-retained", fact, f"gating field {field} survives without its value {value}",
+                                expected=f"{field}: {value}", found=clause[0].text if clause else None)

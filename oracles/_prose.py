@@ -1,0 +1,240 @@
+"""Oracles for what prose bends: literals, negations, numbers, dispositions, changes, inventions."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from harness._model import FactKind, Polarity
+from oracles._context import Clause
+from oracles._core import Case, Finding, Severity, oracle
+from oracles._numbers import field_mentions, operators_in, value_mentions
+
+_LITERAL_KINDS = (FactKind.LITERAL_BINDING, FactKind.PROHIBITION, FactKind.ARTIFACT_REFERENCE)
+
+
+@oracle("literal-verbatim", reference="004, 001")
+def literal_verbatim(case: Case) -> Iterator[Finding]:
+    """Identifiers, paths, buckets, hosts and versions survive byte-exact; a near miss is named."""
+    ctx = case.context
+    for fact in case.live:
+        if fact.kind not in _LITERAL_KINDS:
+            continue
+        literal = fact.literals[0]
+        if ctx.mentions(literal):
+            continue
+        near = ctx.near_miss(literal)
+        detail = (f"{literal} was paraphrased as {near}" if near else f"{literal} was dropped")
+        yield Finding.about("literal-verbatim", fact, detail, expected=literal, found=near)
+
+
+@oracle("negation-polarity", reference="004")
+def negation_polarity(case: Case) -> Iterator[Finding]:
+    """A prohibition stays a prohibition: not a preference, a ranking or a bare mention."""
+    ctx = case.context
+    rules = ctx.rules
+    for fact in case.live:
+        if fact.kind is not FactKind.PROHIBITION:
+            continue
+        literal = fact.literals[0]
+        entry = ctx.ledger_entry(fact)
+        if entry is not None and entry.polarity == Polarity.FORBID.value:
+            continue
+        sentences = ctx.sentences_with(literal)
+        if not sentences:
+            continue  # literal-verbatim reports the missing literal
+        softened = None
+        for sentence in sentences:
+            clause = next((c for c in ctx.clauses_with(literal) if c.text in sentence.text), sentence)
+            soft = ctx.cue_in(clause, rules.softening_cues)
+            if soft:
+                softened = softened or sentence.text
+                continue
+            if ctx.cue_near(sentence, literal, rules.prohibition_cues):
+                break
+        else:
+            detail = ("the prohibition on {lit} was softened into a preference" if softened
+                      else "{lit} is mentioned without its prohibition").format(lit=literal)
+            yield Finding.about("negation-polarity", fact, detail, expected=f"never {literal}",
+                                found=softened or sentences[0].text)
+
+
+@oracle("threshold-exact", reference="004, 002")
+def threshold_exact(case: Case) -> Iterator[Finding]:
+    """Numeric limits keep their field, number and operator."""
+    ctx = case.context
+    for fact in case.live:
+        if fact.kind is not FactKind.THRESHOLD:
+            continue
+        field, value = fact.literals
+        op = fact.detail("operator") or "=="
+        if ctx.ledger_entry(fact, operator=op):
+            continue
+        yield from _judge_threshold(case, fact, field, value, op)
+
+
+def _judge_threshold(case: Case, fact, field: str, value: str, op: str) -> Iterator[Finding]:
+    ctx = case.context
+    rules = ctx.rules
+    expected = f"{field} {op} {value}"
+    mentions = value_mentions(ctx, field, value)
+    if not mentions:
+        others = field_mentions(ctx, field)
+        if others:
+            yield Finding.about("threshold-exact", fact, f"{field} now reads {others[0].number}, the source says {value}",
+                                expected=expected, found=others[0].clause.text)
+            return
+        loose = next((c.text for c in ctx.clauses_with(field) if ctx.cue_in(c, rules.approximation_cues)), None)
+        if loose is None and not ctx.mentions(field):
+            yield Finding.about("threshold-exact", fact, f"threshold {expected} was dropped", expected=expected,
+                                found=ctx.near_miss(field))
+            return
+        yield Finding.about("threshold-exact", fact, f"threshold {expected} lost its number",
+                            expected=expected, found=loose or ctx.clauses_with(field)[0].text)
+        return
+    worst = None
+    for mention in mentions:
+        approx = ctx.cue_in(Clause.of(mention.before_number), rules.approximation_cues)
+        stated = operators_in(mention.between, ctx)
+        if approx:
+            worst = worst or Finding.about("threshold-exact", fact, f"{field} is stated approximately ({approx!r})",
+                                           expected=expected, found=mention.clause.text)
+        elif op in stated:
+            return
+        elif stated:
+            worst = Finding.about("threshold-exact", fact, f"{field} operator changed from {op} to {'/'.join(sorted(stated))}",
+                                  expected=expected, found=mention.clause.text)
+        elif op == "==":
+            return
+        elif worst is None or worst.severity is Severity.DEGRADE:
+            worst = Finding.about("threshold-exact", fact, f"{field} keeps {value} but not its operator {op}",
+                                  expected=expected, found=mention.clause.text, severity=Severity.DEGRADE)
+    if worst is not None:
+        yield worst
+
+
+@oracle("supersession", reference="001, 004")
+def supersession(case: Case) -> Iterator[Finding]:
+    """When a value changed, the context carries the current one and never the stale one as current."""
+    ctx = case.context
+    rules = ctx.rules
+    for fact in case.live:
+        if fact.kind is not FactKind.SUPERSESSION:
+            continue
+        old = fact.detail("old") or ""
+        field = fact.detail("field")
+        if field:
+            new = fact.literals[1]
+            current = [m.clause for m in value_mentions(ctx, field, new)]
+            stale = [m.clause for m in value_mentions(ctx, field, old)
+                     if not ctx.cue_in(m.clause, rules.staleness_cues) and not value_mentions_in(m.clause.text, field, new)]
+            shown_new, shown_old = f"{field} {new}", f"{field} {old}"
+        else:
+            new = fact.literals[0]
+            current = ctx.clauses_with(new)
+            stale = [c for c in ctx.clauses_with(old) if new not in c.text and not ctx.cue_in(c, rules.staleness_cues)]
+            shown_new, shown_old = new, old
+        carried = bool(ctx.ledger_entry(fact)) or bool(current) or (not field and ctx.mentions(new))
+        # Reading order matters: a stale statement followed by the change is history, not current.
+        latest = max((ctx.position(c) for c in current), default=-1)
+        stale = [c for c in stale if ctx.position(c) > latest]
+        if not carried:
+            detail = (f"the value changed to {shown_new} but the context keeps the stale {shown_old}" if stale
+                      else f"the change to {shown_new} was dropped")
+            yield Finding.about("supersession", fact, detail, expected=shown_new, found=stale[0].text if stale else None)
+        elif stale:
+            yield Finding.about("supersession", fact, f"the stale {shown_old} is still stated after the change to {shown_new}",
+                                expected=shown_new, found=stale[0].text)
+
+
+def value_mentions_in(text: str, field: str, value: str) -> bool:
+    return re.search(re.escape(field) + r"\W+(?:\w+\W+){0,4}" + re.escape(value) + r"(?![\w])", text) is not None
+
+
+@oracle("negative-fact-disposition", reference="001")
+def negative_fact_disposition(case: Case) -> Iterator[Finding]:
+    """Rejected, failed or superseded approaches keep their disposition, not mere mention."""
+    ctx = case.context
+    for fact in case.live:
+        if fact.kind is not FactKind.NEGATIVE_FACT:
+            continue
+        literal = fact.literals[0]
+        disposition = fact.detail("disposition") or "rejected"
+        if ctx.ledger_entry(fact, disposition=disposition):
+            continue
+        if not ctx.mentions(literal):
+            yield Finding.about("negative-fact-disposition", fact, f"the {disposition} approach {literal} was dropped",
+                                expected=f"{literal} {disposition}", found=ctx.near_miss(literal))
+            continue
+        sentences = ctx.sentences_with(literal)
+        # The disposition often follows in the next sentence ("Dropping X. Rejected."): read the whole line.
+        if any(ctx.cue_near(s, literal, ctx.rules.disposition_cues, window=12) for s in ctx.lines_with(literal)):
+            continue
+        yield Finding.about("negative-fact-disposition", fact,
+                            f"{literal} is mentioned but no longer marked {disposition}; it may be re-proposed",
+                            expected=f"{literal} {disposition}", found=sentences[0].text if sentences else None)
+
+
+_POSTFIX_PROHIBITIONS = ("off limits", "off-limits", "forbidden", "prohibited", "banned", "is blocked", "not permitted")
+
+
+def _source_text(case: Case) -> str:
+    parts = []
+    for turn in case.window:
+        parts.append(turn.text)
+        for call in turn.tool_calls:
+            parts.append(f"{call.id} {call.name} {call.arguments}")
+    return "\n".join(parts)
+
+
+@oracle("no-invented-obligation", reference="field reports")
+def no_invented_obligation(case: Case) -> Iterator[Finding]:
+    """Every prohibition, threshold or commitment the context states traces to the source."""
+    ctx = case.context
+    rules = ctx.rules
+    source = _source_text(case)
+    required = {lit for f in case.live if f.polarity is Polarity.REQUIRE for lit in f.literals[:1]}
+    forbidden = {f.literals[0] for f in case.transcript.facts if f.kind is FactKind.PROHIBITION and f.origin_turn < case.boundary}
+    reported: set[str] = set()
+    for clause in ctx.clauses:
+        tokens = ctx.identifiers(clause)
+        unknown = [t for t in tokens if t not in source and t not in reported]
+        suspects = [t for t in tokens if t in required and t not in forbidden and t not in reported]
+        if not (unknown or suspects):
+            continue  # cheap exit: nothing in this clause could be invented
+        has_prohibition = ctx.cue_in(clause, rules.prohibition_cues)
+        if not (has_prohibition or ctx.cue_in(clause, rules.pending_cues) or operators_in(clause.text, ctx)):
+            continue
+        for token in unknown:
+            reported.add(token)
+            yield Finding("no-invented-obligation", Severity.VIOLATE,
+                          f"the context states an obligation on {token}, which the source never mentions",
+                          expected="only obligations from the source", found=clause.text)
+        if not (has_prohibition and suspects):
+            continue
+        for target in _prohibition_targets(ctx, clause):
+            if target in suspects and target not in reported:
+                reported.add(target)
+                yield Finding("no-invented-obligation", Severity.VIOLATE,
+                              f"the context forbids {target}, which the source requires",
+                              expected=f"use {target}", found=clause.text)
+
+
+def _prohibition_targets(ctx, clause) -> list[str]:
+    """The identifier each prohibition cue in ``clause`` points at (after it, or before a postfix cue)."""
+    idents = [(clause.text.find(t), t) for t in ctx.identifiers(clause)]
+    out = []
+    lower = clause.lower
+    for cue in ctx.rules.prohibition_cues:
+        at = lower.find(cue)
+        if at < 0 or any(trap in lower for trap in ctx.rules.negation_traps if cue in trap):
+            continue
+        if cue in _POSTFIX_PROHIBITIONS:
+            before = [t for pos, t in idents if 0 <= pos < at]
+            if before:
+                out.append(before[-1])
+        else:
+            after = [t for pos, t in idents if pos > at]
+            if after:
+                out.append(after[0])
+    return out

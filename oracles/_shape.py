@@ -1,0 +1,80 @@
+"""Oracles on the shape of the result: message pairing, budgets, and the self-report."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from harness._model import FactKind, Role
+from oracles._core import Case, Finding, Severity, oracle
+
+
+@oracle("tool-pairing", reference="field reports")
+def tool_pairing(case: Case) -> Iterator[Finding]:
+    """A kept tool result keeps its call, and a kept call keeps its result (unless still in flight)."""
+    answered_in_window = {t.tool_call_id for t in case.window if t.role is Role.TOOL}
+    seen_calls: set[str] = set()
+    results = {t.tool_call_id for t in case.result.messages if t.role is Role.TOOL}
+    for turn in case.result.messages:
+        for call in turn.tool_calls:
+            seen_calls.add(call.id)
+            if call.id in answered_in_window and call.id not in results:
+                yield Finding("tool-pairing", Severity.VIOLATE,
+                              f"the context keeps call {call.id} ({call.name}) but drops its result; chat APIs reject this",
+                              expected=f"result for {call.id}", found=None)
+        if turn.role is Role.TOOL and turn.tool_call_id not in seen_calls:
+            yield Finding("tool-pairing", Severity.VIOLATE,
+                          f"the context keeps a result for {turn.tool_call_id} without the call before it; chat APIs reject this",
+                          expected=f"call {turn.tool_call_id} before its result", found=turn.text[:80])
+
+
+@oracle("budget-respected", reference="all")
+def budget_respected(case: Case) -> Iterator[Finding]:
+    """The result fits the token budget it was given."""
+    used = case.context_tokens()
+    if used > case.budget:
+        yield Finding("budget-respected", Severity.VIOLATE, f"the context takes {used} tokens; the budget was {case.budget}",
+                      expected=f"<= {case.budget} tokens", found=f"{used} tokens")
+
+
+@oracle("ledger-budget", reference="004", severity=Severity.DEGRADE)
+def ledger_budget(case: Case) -> Iterator[Finding]:
+    """A structured ledger stays within about 12% of the budget (degrade when over)."""
+    if not case.result.ledger:
+        return
+    used = case.count_tokens("\n".join(e.render() for e in case.result.ledger))
+    cap = case.rules.ledger_budget_share * case.budget
+    if used > cap:
+        yield Finding("ledger-budget", Severity.DEGRADE,
+                      f"the ledger takes {used} tokens, over {case.rules.ledger_budget_share:.0%} of the budget ({cap:.0f})",
+                      expected=f"<= {cap:.0f} tokens", found=f"{used} tokens")
+
+
+def _carried(case: Case, fact) -> bool:
+    ctx = case.context
+    if ctx.ledger_entry(fact):
+        return True
+    if fact.kind is FactKind.IN_FLIGHT_CALL:
+        return ctx.mentions(fact.literals[0])
+    return all(ctx.mentions(lit) for lit in fact.literals)
+
+
+@oracle("self-report-honest", reference="000")
+def self_report_honest(case: Case) -> Iterator[Finding]:
+    """What the compactor claims it kept is really in the context, checked against the source."""
+    claims = case.result.self_report
+    if claims is None:
+        return
+    live = {f.id: f for f in case.live}
+    by_literal = {lit: f for f in case.live for lit in f.literals}
+    known = {f.id for f in case.transcript.facts} | {lit for f in case.transcript.facts for lit in f.literals}
+    for claim in claims:
+        fact = live.get(claim) or by_literal.get(claim)
+        if fact is not None:
+            if not _carried(case, fact):
+                yield Finding.about("self-report-honest", fact,
+                                    f"the compactor reports {claim} as retained, but the context does not carry it",
+                                    expected=" | ".join(fact.literals), found="claimed retained")
+        elif claim not in known:
+            yield Finding("self-report-honest", Severity.DEGRADE,
+                          f"the compactor claims to retain {claim!r}, which names nothing in the source",
+                          expected="claims that name source facts", found=claim)
