@@ -4,9 +4,12 @@ The public model lives here; strategies are in ``strategies`` and invariant
 checks in ``oracles``.
 """
 
+from harness._compact import compact_once, request_for
 from harness._codec import dumps, load, loads, transcript_from_dict, transcript_to_dict
 from harness._errors import HarnessError, InvalidArgument, SchemaError
 from harness._messages import to_messages
+from harness._protocol import CompactionRequest, CompactionResult, LedgerEntry, MalformedResult, result_from_return
+from harness._tokens import count_tokens
 from harness._model import (
     SCHEMA_VERSION,
     Fact,
@@ -25,6 +28,14 @@ __version__ = "0.1.0"
 
 __all__ = [
     "SCHEMA_VERSION",
+    "CompactionRequest",
+    "CompactionResult",
+    "LedgerEntry",
+    "MalformedResult",
+    "compact_once",
+    "count_tokens",
+    "request_for",
+    "result_from_return",
     "Fact",
     "FactKind",
     "Fate",

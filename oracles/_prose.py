@@ -70,6 +70,11 @@ def threshold_exact(case: Case) -> Iterator[Finding]:
         op = fact.detail("operator") or "=="
         if ctx.ledger_entry(fact, operator=op):
             continue
+        entry = ctx.ledger_entry(fact)
+        if entry is not None:
+            yield Finding.about("threshold-exact", fact, f"the ledger states {field} with operator {entry.detail('operator')}",
+                                expected=f"{field} {op} {value}", found=entry.render())
+            continue
         yield from _judge_threshold(case, fact, field, value, op)
 
 
@@ -89,8 +94,9 @@ def _judge_threshold(case: Case, fact, field: str, value: str, op: str) -> Itera
             yield Finding.about("threshold-exact", fact, f"threshold {expected} was dropped", expected=expected,
                                 found=ctx.near_miss(field))
             return
+        clauses = ctx.clauses_with(field)
         yield Finding.about("threshold-exact", fact, f"threshold {expected} lost its number",
-                            expected=expected, found=loose or ctx.clauses_with(field)[0].text)
+                            expected=expected, found=loose or (clauses[0].text if clauses else None))
         return
     worst = None
     for mention in mentions:

@@ -68,9 +68,9 @@ class ProseRules:
     )
     # Operator phrases, strongest first; ":", "=", "is", "set to" are neutral assignments.
     operator_phrases: tuple[tuple[str, tuple[str, ...]], ...] = (
-        ("<=", ("<=", "≤", "=<", "at most", "no more than", "not more than", "never more than", "up to",
+        ("<=", ("<=", "≤", "=<", "no higher than", "not above", "not over", "no greater than", "at most", "no more than", "not more than", "never more than", "up to",
                 "capped at", "cap of", "cap at", "maximum of", "maximum", "max", "not exceed", "limited to")),
-        (">=", (">=", "≥", "=>", "at least", "no fewer than", "no less than", "not less than", "minimum of",
+        (">=", (">=", "≥", "=>", "no lower than", "not below", "not under", "at least", "no fewer than", "no less than", "not less than", "minimum of",
                 "minimum", "min", "or more", "or higher")),
         ("<", ("<", "fewer than", "less than", "strictly below", "below", "under", "lower than")),
         (">", (">", "more than", "greater than", "strictly above", "above", "over", "exceeds", "exceeding",

@@ -6,7 +6,8 @@ import strategies
 
 def test_harness_public_names():
     assert sorted(harness.__all__) == sorted([
-        "SCHEMA_VERSION", "Fact", "FactKind", "Fate", "HarnessError", "InvalidArgument", "Polarity", "Role",
+        "SCHEMA_VERSION", "CompactionRequest", "CompactionResult", "LedgerEntry", "MalformedResult", "compact_once",
+        "count_tokens", "request_for", "result_from_return", "Fact", "FactKind", "Fate", "HarnessError", "InvalidArgument", "Polarity", "Role",
         "SchemaError", "Status", "ToolCall", "Transcript", "Turn", "__version__", "dumps", "live_facts", "load",
         "loads", "to_messages", "transcript_from_dict", "transcript_to_dict",
     ])
@@ -24,5 +25,5 @@ def test_strategies_public_names():
 
 
 def test_every_error_class_has_a_docstring():
-    for cls in (harness.HarnessError, harness.SchemaError, harness.InvalidArgument):
+    for cls in (harness.HarnessError, harness.SchemaError, harness.InvalidArgument, harness.MalformedResult):
         assert cls.__doc__ and cls.__doc__.strip()

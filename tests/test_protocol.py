@@ -1,0 +1,42 @@
+"""Normalising what a summarizer returns; bad returns get a clear MalformedResult."""
+
+import pytest
+
+from harness import CompactionResult, MalformedResult, Role, compact_once, request_for, result_from_return
+from harness import InvalidArgument, Transcript, Turn
+
+
+def test_string_becomes_one_system_message():
+    assert result_from_return("summary").messages == (Turn(Role.SYSTEM, "summary"),)
+
+
+def test_messages_become_turns():
+    result = result_from_return([
+        {"role": "assistant", "content": None, "tool_calls": [{"id": "c1", "function": {"name": "f", "arguments": "{}"}}]},
+        {"role": "tool", "content": "ok", "tool_call_id": "c1"},
+    ])
+    assert result.messages[0].tool_calls[0].id == "c1" and result.messages[1].tool_call_id == "c1"
+
+
+@pytest.mark.parametrize(
+    "value, message",
+    [
+        (3, "expected a string, a list of message dicts or a CompactionResult, got int"),
+        ([3], "message [0]: expected a dict, got int"),
+        ([{"role": "robot", "content": ""}], "message [0].role: expected one of system, user, assistant, tool, got 'robot'"),
+        ([{"role": "user", "content": 5}], "message [0].content: expected a string, got int"),
+        ([{"role": "assistant", "content": "", "tool_calls": [{"id": 1}]}], "message [0].tool_calls[0]: expected"),
+        ([{"role": "tool", "content": "x"}], "message [0]: a tool turn needs tool_call_id"),
+    ],
+)
+def test_garbage_is_named(value, message):
+    with pytest.raises(MalformedResult) as info:
+        result_from_return(value)
+    assert str(info.value).startswith(message)
+
+
+def test_compact_once_checks_the_protocol_name():
+    request = request_for(Transcript((Turn(Role.USER, "hi"),)), 1, 10)
+    with pytest.raises(InvalidArgument, match="protocol='chat'; expected one of messages, rich"):
+        compact_once(lambda r: "x", request, protocol="chat")
+    assert isinstance(compact_once(lambda m, b: m, request), CompactionResult)
