@@ -16,7 +16,16 @@ from harness._errors import HarnessError
 from harness._messages import to_messages
 from harness._model import Fact, Role, ToolCall, Turn
 
-__all__ = ["CompactionRequest", "CompactionResult", "LedgerEntry", "MalformedResult", "result_from_return"]
+__all__ = [
+    "CompactionRequest",
+    "CompactionResult",
+    "LedgerEntry",
+    "MalformedResult",
+    "result_from_return",
+    "result_to_dict",
+    "result_from_dict",
+    "request_key_material",
+]
 
 
 class MalformedResult(HarnessError, TypeError):
@@ -119,3 +128,41 @@ def result_from_return(value: Any) -> CompactionResult:
     raise MalformedResult(
         f"expected a string, a list of message dicts or a CompactionResult, got {type(value).__name__}"
     )
+
+
+def result_to_dict(result: CompactionResult) -> dict[str, Any]:
+    """JSON-ready form of a result (for the call cache and reports)."""
+    out: dict[str, Any] = {"messages": to_messages(result.messages)}
+    if result.ledger is not None:
+        out["ledger"] = [
+            {"kind": e.kind, "literals": list(e.literals), "polarity": e.polarity, "status": e.status,
+             "details": dict(e.details), "fact_id": e.fact_id}
+            for e in result.ledger
+        ]
+    if result.self_report is not None:
+        out["self_report"] = list(result.self_report)
+    return out
+
+
+def result_from_dict(data: dict[str, Any]) -> CompactionResult:
+    base = result_from_return(data["messages"])
+    ledger = None
+    if data.get("ledger") is not None:
+        ledger = tuple(
+            LedgerEntry(e["kind"], tuple(e["literals"]), e.get("polarity"), e.get("status", "open"),
+                        tuple(sorted(e.get("details", {}).items())), e.get("fact_id"))
+            for e in data["ledger"]
+        )
+    report = tuple(data["self_report"]) if data.get("self_report") is not None else None
+    return CompactionResult(base.messages, ledger=ledger, self_report=report)
+
+
+def request_key_material(request: CompactionRequest) -> dict[str, Any]:
+    """Everything a summarizer's answer may depend on, in a canonical JSON-ready form."""
+    from harness._codec import _fact_to_dict  # local: the codec imports the model, not the protocol
+
+    return {
+        "messages": request.messages(),
+        "budget": request.budget,
+        "tags": [_fact_to_dict(f) for f in request.tags],
+    }
