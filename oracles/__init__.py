@@ -5,8 +5,21 @@ oracle; ``select(only=..., skip=...)`` filters by id; ``@oracle("my-id", ...)``
 registers a team's own. See ``oracles/README.md`` for the catalogue.
 """
 
-from oracles import _obligations, _prose, _shape  # noqa: F401  (registers the built-in oracles)
-from oracles._core import Case, Finding, Oracle, Severity, Verdict, check, oracle, registered, select, unregister
+from oracles import _obligations, _prose, _session_oracles, _shape  # noqa: F401  (registers the built-in oracles)
+from oracles._core import (
+    Case,
+    Finding,
+    Oracle,
+    SessionCase,
+    Severity,
+    Verdict,
+    check,
+    check_session,
+    oracle,
+    registered,
+    select,
+    unregister,
+)
 from oracles._rules import DEFAULT_RULES, ProseRules
 
 __all__ = [
@@ -15,9 +28,11 @@ __all__ = [
     "Finding",
     "Oracle",
     "ProseRules",
+    "SessionCase",
     "Severity",
     "Verdict",
     "check",
+    "check_session",
     "oracle",
     "registered",
     "select",

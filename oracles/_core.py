@@ -30,6 +30,8 @@ __all__ = [
     "select",
     "check",
     "unregister",
+    "SessionCase",
+    "check_session",
 ]
 
 
@@ -103,17 +105,22 @@ class Oracle:
     summary: str
     reference: str
     severity: Severity = Severity.VIOLATE
+    scope: str = "compaction"  # or "session": judged once over all of a session's rounds
 
 
 # The registry is the one module-level mutable thing: teams add their own oracles to it.
 _REGISTRY: dict[str, Oracle] = {}
 
 
-def oracle(id: str, *, reference: str, severity: Severity = Severity.VIOLATE, replace: bool = False):
+def oracle(id: str, *, reference: str, severity: Severity = Severity.VIOLATE, replace: bool = False,
+           scope: str = "compaction"):
     """Register a function ``(case) -> iterable of Finding`` as the oracle ``id``.
 
-    The function's docstring's first line becomes the oracle's summary.
+    With ``scope="session"`` the function takes a ``SessionCase`` instead and is
+    judged once per session. The docstring's first line becomes the summary.
     """
+    if scope not in ("compaction", "session"):
+        raise InvalidArgument(f"scope={scope!r}: expected 'compaction' or 'session'")
     if not isinstance(id, str) or not _ID.match(id):
         raise InvalidArgument(f"oracle id {id!r} must be kebab-case, like 'literal-verbatim'")
 
@@ -121,7 +128,7 @@ def oracle(id: str, *, reference: str, severity: Severity = Severity.VIOLATE, re
         if id in _REGISTRY and not replace:
             raise InvalidArgument(f"an oracle with id {id!r} is already registered; pass replace=True to override it")
         summary = (fn.__doc__ or "").strip().splitlines()[0] if fn.__doc__ else id
-        _REGISTRY[id] = Oracle(id, fn, summary, reference, severity)
+        _REGISTRY[id] = Oracle(id, fn, summary, reference, severity, scope)
         return fn
 
     return register
@@ -164,9 +171,25 @@ class Verdict:
 
 
 def check(case: Case, oracles: Iterable[Oracle] | None = None) -> Verdict:
-    """Run oracles (all registered ones by default) on a case."""
-    chosen = registered() if oracles is None else tuple(oracles)
+    """Run the compaction-scope oracles (all registered ones by default) on a case."""
+    chosen = [o for o in (registered() if oracles is None else oracles) if o.scope == "compaction"]
     findings = [finding for o in chosen for finding in o.check(case)]
     source = case.source_tokens()
     loss = 0.0 if source == 0 else max(0.0, 1.0 - case.context_tokens() / source)
     return Verdict(tuple(findings), round(loss, 4))
+
+
+@dataclass(frozen=True)
+class SessionCase:
+    """A whole session: the source, the budget, and each round's (boundary, result)."""
+
+    transcript: Transcript
+    budget: int
+    rounds: tuple[tuple[int, CompactionResult], ...]
+    count_tokens: TokenCounter = count_tokens
+
+
+def check_session(case: SessionCase, oracles: Iterable[Oracle] | None = None) -> tuple[Finding, ...]:
+    """Run the session-scope oracles on a session."""
+    chosen = [o for o in (registered() if oracles is None else oracles) if o.scope == "session"]
+    return tuple(finding for o in chosen for finding in o.check(case))

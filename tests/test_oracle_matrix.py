@@ -15,7 +15,7 @@ _TRANSCRIPTS = transcripts(min_turns=50, max_turns=600, max_facts=8)
 
 
 def test_every_single_compaction_oracle_has_a_mutant():
-    assert set(MUTANTS) == {o.id for o in registered()}
+    assert set(MUTANTS) == {o.id for o in registered() if o.scope == "compaction"}
 
 
 @pytest.mark.parametrize("invariant", sorted(MUTANTS))

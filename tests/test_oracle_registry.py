@@ -13,7 +13,7 @@ CATALOGUE = [
     "commitment-retained", "completion-honest", "handle-retained", "closure", "error-retained",
     "gating-field-retained", "literal-verbatim", "negation-polarity", "threshold-exact", "supersession",
     "negative-fact-disposition", "no-invented-obligation", "tool-pairing", "budget-respected", "ledger-budget",
-    "self-report-honest",
+    "self-report-honest", "summary-growth",
 ]
 
 
@@ -31,6 +31,7 @@ def test_select_only_and_skip():
     assert [o.id for o in select(only=["closure", "supersession"])] == ["closure", "supersession"]
     assert "closure" not in {o.id for o in select(skip=["closure"])}
     assert len(select(skip=["closure"])) == len(CATALOGUE) - 1
+    assert [o.id for o in registered() if o.scope == "session"] == ["summary-growth"]
 
 
 @pytest.mark.parametrize("kwargs", [{"only": ["nope"]}, {"skip": ["closure", "nope"]}])
@@ -65,6 +66,7 @@ def test_oracle_ids_must_be_kebab_case(bad):
 
 def test_public_names():
     assert sorted(oracles.__all__) == sorted([
-        "DEFAULT_RULES", "Case", "Finding", "Oracle", "ProseRules", "Severity", "Verdict", "check", "oracle",
+        "DEFAULT_RULES", "Case", "Finding", "Oracle", "ProseRules", "SessionCase", "Severity", "Verdict", "check",
+        "check_session", "oracle",
         "registered", "select", "unregister",
     ])

@@ -1,0 +1,87 @@
+"""A long-horizon session: turns stream in, compaction fires again and again.
+
+The context is the previous compaction's result plus the turns since. When
+it passes ``trigger`` of the budget (default 80%), or a transcript's own
+compaction point is reached, the summarizer compacts the whole context,
+previous summary included, so generational loss (a threshold turning into
+"a few" by the third summary) is exercised. Oracles judge every round
+against the source ledger at that point. If a result is itself over the
+trigger, the next compaction waits for another trigger's worth of turns, so a
+summarizer that never shrinks costs linear, not quadratic, time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from harness._errors import InvalidArgument
+from harness._model import Transcript, Turn, live_facts
+from harness._protocol import CompactionRequest, CompactionResult
+from harness._tokens import TokenCounter, count_tokens
+
+__all__ = ["Round", "SessionConfig", "run_session"]
+
+
+@dataclass(frozen=True, slots=True)
+class SessionConfig:
+    """How a session compacts: the budget, the trigger share, and how tokens are counted."""
+
+    budget: int = 2000
+    trigger: float = 0.8
+    use_compaction_points: bool = True
+    count_tokens: TokenCounter = count_tokens
+
+    def __post_init__(self) -> None:
+        if self.budget < 1:
+            raise InvalidArgument(f"--budget {self.budget}: expected a positive number of tokens")
+        if not 0 < self.trigger <= 1:
+            raise InvalidArgument(f"trigger={self.trigger}: expected a share of the budget in (0, 1]")
+
+
+@dataclass(frozen=True)
+class Round:
+    """One compaction: how many source turns had been seen, and what came back."""
+
+    index: int
+    boundary: int
+    request: CompactionRequest
+    result: CompactionResult
+
+
+def _tokens(turns: Iterable[Turn], counter: TokenCounter) -> int:
+    return sum(counter(t.text) + sum(counter(c.arguments) + 2 for c in t.tool_calls) + 1 for t in turns)
+
+
+def run_session(
+    transcript: Transcript,
+    summarize: Callable[[CompactionRequest], CompactionResult],
+    config: SessionConfig = SessionConfig(),
+    *,
+    on_round: Callable[[Round], bool] | None = None,
+) -> list[Round]:
+    """Stream ``transcript`` through ``summarize``; ``on_round`` may return True to stop early."""
+    forced = set(transcript.compaction_points) if config.use_compaction_points else set()
+    context: list[Turn] = []
+    used = 0
+    rounds: list[Round] = []
+    threshold = config.trigger * config.budget
+    fire_at = threshold
+    for i, turn in enumerate(transcript.turns):
+        context.append(turn)
+        used += _tokens((turn,), config.count_tokens)
+        boundary = i + 1
+        if used <= fire_at and boundary not in forced:
+            continue
+        request = CompactionRequest(tuple(context), config.budget, live_facts(transcript, boundary))
+        result = summarize(request)
+        rnd = Round(len(rounds), boundary, request, result)
+        rounds.append(rnd)
+        if on_round is not None and on_round(rnd):
+            break
+        context = list(result.messages)
+        used = _tokens(context, config.count_tokens)
+        # A result still over the trigger would fire again on every turn (and a summarizer that
+        # never shrinks would make the session quadratic): wait for a trigger's worth of new turns.
+        fire_at = threshold if used <= threshold else used + threshold
+    return rounds

@@ -1,0 +1,64 @@
+"""Long-horizon sessions: repeated compaction, previous summary included, growth judged."""
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+from harness import Role, Transcript, Turn, compact_once
+from harness._session import SessionConfig, run_session
+from harness.summarizers import ledgered
+from harness.summarizers.mutants import accumulates
+from oracles import SessionCase, check_session
+from oracles._session_oracles import growth_reason
+from strategies import Skeleton, expand, transcripts
+
+
+def _rich(fn):
+    return lambda request: compact_once(fn, request, protocol="rich")
+
+
+def test_compaction_fires_at_the_trigger_and_carries_the_previous_summary():
+    transcript = expand(Skeleton(seed=1, length=4000))
+    rounds = run_session(transcript, _rich(ledgered.summarize), SessionConfig(budget=500))
+    assert len(rounds) >= 12  # a 4,000-turn session compacts again and again
+    for earlier, later in zip(rounds, rounds[1:]):
+        assert later.request.turns[: len(earlier.result.messages)] == earlier.result.messages
+        assert later.boundary > earlier.boundary
+    tokens = [sum(len(t.text.split()) for t in r.request.turns) for r in rounds]
+    assert max(tokens) < 500 * 1.5
+
+
+def test_compaction_points_force_a_round():
+    turns = tuple(Turn(Role.USER, "hi") for _ in range(10))
+    rounds = run_session(Transcript(turns, (), (3, 7)), _rich(ledgered.summarize), SessionConfig(budget=10_000))
+    assert [r.boundary for r in rounds] == [3, 7]
+
+
+@pytest.mark.parametrize(
+    "sizes, live, floor, grows",
+    [
+        ([10, 20, 30, 40, 50], [1, 1, 1, 1, 1], 0, True),
+        ([10, 20, 30, 40, 50], [1, 1, 1, 1, 1], 100, False),  # still tiny: crowds nothing out
+        ([10, 20, 30, 40], [1, 1, 1, 1], 0, False),  # three rounds of growth are not enough
+        ([10, 20, 30, 25, 40, 50], [1] * 6, 0, False),  # the run was broken
+        ([10, 20, 30, 40, 50], [1, 2, 3, 4, 5], 0, False),  # the ledger grew as fast
+        ([100, 110, 120, 130, 140], [1] * 5, 0, False),  # growing, but not twofold
+    ],
+)
+def test_growth_reason(sizes, live, floor, grows):
+    assert (growth_reason(sizes, live, floor=floor) is not None) is grows
+
+
+def _session_findings(fn, transcript, budget=800):
+    rounds = run_session(transcript, _rich(fn), SessionConfig(budget=budget))
+    case = SessionCase(transcript, budget, tuple((r.boundary, r.result) for r in rounds))
+    return [f.invariant for f in check_session(case)]
+
+
+def test_accumulating_summary_is_caught():
+    assert _session_findings(accumulates, expand(Skeleton(seed=2, length=3000))) == ["summary-growth"]
+
+
+@settings(max_examples=40, suppress_health_check=list(HealthCheck))
+@given(transcripts(min_turns=500, max_turns=3000))
+def test_bounded_summary_passes(transcript):
+    assert _session_findings(ledgered.summarize, transcript) == []
