@@ -1,37 +1,190 @@
-"""The ``compaction-harness`` command line: a thin layer over the library."""
+"""The ``compaction-harness`` command line: a thin layer over the library.
+
+Exit codes: 0 nothing violated, 1 violations found, 2 usage or input error,
+3 the summarizer itself failed (and nothing was violated).
+"""
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+import traceback
 
 from harness import __version__
 from harness._errors import HarnessError
 
-__all__ = ["main"]
+__all__ = ["main", "DEFAULT_SUMMARIZER"]
+
+# The bundled example: a plausible extractive summarizer with the failures real ones have.
+DEFAULT_SUMMARIZER = "harness.summarizers.example:summarize"
+
+EXIT_OK, EXIT_VIOLATIONS, EXIT_USAGE, EXIT_SUMMARIZER = 0, 1, 2, 3
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # argparse's own usage errors: exit 2 without a traceback
+        self.print_usage(sys.stderr)
+        print(f"UsageError: {message}", file=sys.stderr)
+        sys.exit(EXIT_USAGE)
+
+
+def _ids(text: str) -> tuple[str, ...]:
+    return tuple(part.strip() for part in text.split(",") if part.strip())
+
+
+def _positive_int(name: str):
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{name} expects a whole number, got {text!r}") from None
+        if value < 1:
+            raise argparse.ArgumentTypeError(f"{name} expects a number >= 1, got {value}")
+        return value
+    return parse
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--timeout expects seconds, got {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"--timeout expects seconds > 0, got {text}")
+    return value
+
+
+def _seed(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--seed expects a whole number, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"--seed expects a number >= 0, got {value}")
+    return value
+
+
+def _add_summarizer_options(p: argparse.ArgumentParser, *, required: bool) -> None:
+    p.add_argument("--summarizer", required=required, default=None if required else DEFAULT_SUMMARIZER,
+                   metavar="SPEC", help="module:function or path/to/file.py:function"
+                   + ("" if required else f" (default: the bundled example, {DEFAULT_SUMMARIZER})"))
+    p.add_argument("--protocol", choices=("messages", "rich"), default=None,
+                   help="messages: fn(messages, budget) -> messages | str; rich: fn(CompactionRequest) -> "
+                        "CompactionResult (default: messages)")
+    p.add_argument("--budget", type=_positive_int("--budget"), default=2000, metavar="TOKENS",
+                   help="token budget of the context; compaction fires at 80%% of it (default 2000)")
+    p.add_argument("--only", type=_ids, default=None, metavar="ID,...", help="run only these oracles")
+    p.add_argument("--skip", type=_ids, default=(), metavar="ID,...", help="skip these oracles")
+    p.add_argument("--timeout", type=_seconds, default=30.0, metavar="SECONDS",
+                   help="per-call timeout for the summarizer (default 30)")
+    p.add_argument("--inline", action="store_true",
+                   help="call the summarizer in this process (faster, but no timeout)")
+    p.add_argument("--stop-on-error", action="store_true", help="stop at the first summarizer failure")
+    p.add_argument("--cache-dir", metavar="DIR", help="also keep the summarizer call cache on disk here")
+    p.add_argument("--report-json", metavar="FILE", help="write the full report as JSON")
+    p.add_argument("--quiet", action="store_true", help="no progress output (for CI logs)")
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="compaction-harness",
         description="Property-based and fuzz testing for transcript compactors (summarizers).",
     )
     parser.add_argument("--version", action="version", version=f"compaction-harness {__version__}")
-    parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    run = sub.add_parser("run", help="generate transcripts, run the summarizer, report minimal failures")
+    _add_summarizer_options(run, required=False)
+    run.add_argument("--examples", type=_positive_int("--examples"), default=50, metavar="N",
+                     help="transcripts to generate (default 50)")
+    run.add_argument("--seed", type=_seed, default=None, metavar="S", help="seed (default: random, printed)")
+    run.add_argument("--max-turns", type=_positive_int("--max-turns"), default=400, metavar="T",
+                     help="longest transcript to generate (default 400; try 4000)")
+
+    shrink = sub.add_parser("shrink", help="minimize the failures of one transcript given as JSON")
+    shrink.add_argument("file", metavar="FILE", help="a transcript JSON document")
+    _add_summarizer_options(shrink, required=True)
+
+    sub.add_parser("oracles", help="list the invariant catalogue")
     return parser
+
+
+def _config(args, **extra):
+    from harness._runner import RunConfig
+
+    protocol = args.protocol or ("rich" if args.summarizer.startswith("harness.summarizers.")
+                                 and args.summarizer.split(":")[0].rsplit(".", 1)[-1] in ("ledgered", "prose", "mutants")
+                                 else "messages")
+    return RunConfig(summarizer=args.summarizer, protocol=protocol, budget=args.budget, only=args.only,
+                     skip=args.skip, timeout=args.timeout, isolation="inline" if args.inline else "process",
+                     stop_on_error=args.stop_on_error, cache_dir=args.cache_dir, quiet=args.quiet, **extra)
+
+
+def _finish(result, args) -> int:
+    from harness._report import render_text, write_json
+
+    print(render_text(result))
+    if args.report_json:
+        write_json(result, args.report_json)
+    return result.exit_code
+
+
+def _run(args) -> int:
+    from harness._runner import run
+
+    config = _config(args, examples=args.examples, seed=args.seed, max_turns=args.max_turns)
+    return _finish(run(config), args)
+
+
+def _shrink(args) -> int:
+    from harness._codec import load
+    from harness._runner import shrink_transcript
+
+    transcript = load(args.file)
+    return _finish(shrink_transcript(transcript, _config(args)), args)
+
+
+def _oracles(args) -> int:
+    from oracles import registered
+
+    for o in registered():
+        print(f"{o.id:28} {o.severity.value:8} {o.scope:10} [{o.reference}] {o.summary}")
+    return EXIT_OK
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = _parser()
     try:
         args = parser.parse_args(argv)
-        if args.command is None:
-            parser.print_help()
-            return 0
+    except SystemExit as exc:  # --help, --version, or a usage error already printed
+        return exc.code if isinstance(exc.code, int) else EXIT_USAGE
+    if args.command is None:
+        parser.print_help()
+        return EXIT_OK
+    try:
+        if args.command == "oracles":
+            return _oracles(args)
+        _validate_ids(args)
+        return _run(args) if args.command == "run" else _shrink(args)
     except HarnessError as exc:
         print(f"{type(exc).__name__}: {exc}", file=sys.stderr)
-        return 2
-    return 0
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return EXIT_USAGE
+    except Exception as exc:  # a bug of ours: say so plainly; the traceback only on request
+        print(f"InternalError: {type(exc).__name__}: {exc} (set COMPACTION_HARNESS_DEBUG=1 for the traceback)",
+              file=sys.stderr)
+        if os.environ.get("COMPACTION_HARNESS_DEBUG"):
+            traceback.print_exc()
+        return EXIT_USAGE
+
+
+def _validate_ids(args) -> None:
+    from oracles import select
+
+    select(only=args.only, skip=args.skip)  # raises InvalidArgument naming unknown ids
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -12,6 +12,8 @@ from oracles._core import Case, Finding, Severity, oracle
 def tool_pairing(case: Case) -> Iterator[Finding]:
     """A kept tool result keeps its call, and a kept call keeps its result (unless still in flight)."""
     answered_in_window = {t.tool_call_id for t in case.window if t.role is Role.TOOL}
+    # A result whose call was never in the source is the source's own defect, not the compactor's.
+    called_in_window = {c.id for t in case.window for c in t.tool_calls}
     seen_calls: set[str] = set()
     results = {t.tool_call_id for t in case.result.messages if t.role is Role.TOOL}
     for turn in case.result.messages:
@@ -21,7 +23,7 @@ def tool_pairing(case: Case) -> Iterator[Finding]:
                 yield Finding("tool-pairing", Severity.VIOLATE,
                               f"the context keeps call {call.id} ({call.name}) but drops its result; chat APIs reject this",
                               expected=f"result for {call.id}", found=None)
-        if turn.role is Role.TOOL and turn.tool_call_id not in seen_calls:
+        if turn.role is Role.TOOL and turn.tool_call_id not in seen_calls and turn.tool_call_id in called_in_window:
             yield Finding("tool-pairing", Severity.VIOLATE,
                           f"the context keeps a result for {turn.tool_call_id} without the call before it; chat APIs reject this",
                           expected=f"call {turn.tool_call_id} before its result", found=turn.text[:80])

@@ -273,3 +273,9 @@ def test_budgets():
     ledger = tuple(LedgerEntry("note", (f"item {i}",)) for i in range(20))
     big = Case(small.transcript, 2, 100, CompactionResult((Turn(Role.SYSTEM, "ok"),), ledger=ledger))
     assert [f.severity for f in _flags("ledger-budget", big)] == [Severity.DEGRADE]
+
+
+def test_tool_pairing_blames_only_what_the_compactor_split():
+    orphan_in_source = (Turn(Role.TOOL, "data", (), "c9"), Turn(Role.USER, "next"))
+    case = Case(Transcript(orphan_in_source, (), (2,)), 2, 10_000, CompactionResult(orphan_in_source))
+    assert _flags("tool-pairing", case) == []

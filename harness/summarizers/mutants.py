@@ -32,6 +32,8 @@ __all__ = [
     "invents_restriction",
     "overruns_budget",
     "bloated_ledger",
+    "accumulates",
+    "SESSION_MUTANTS",
 ]
 
 
@@ -128,8 +130,9 @@ def invents_restriction(request: CompactionRequest) -> CompactionResult:
 
 
 def overruns_budget(request: CompactionRequest) -> CompactionResult:
-    """Writes a line per turn, whatever the budget."""
-    lines = [f"Turn {i}: {' '.join(t.text.split()[:8])}" for i, t in enumerate(request.turns) if t.role is not Role.TOOL]
+    """Writes a line per turn, whatever the budget: the summary outgrows what it summarizes."""
+    lines = [f"Turn {i} ({t.role.value}) said: {t.text} (noted for later)" for i, t in enumerate(request.turns)
+             if t.role is not Role.SYSTEM]
     return prose_result(request, preamble="Notes:\n" + "\n".join(lines))
 
 
@@ -144,6 +147,15 @@ def bloated_ledger(request: CompactionRequest) -> CompactionResult:
         padding += count_tokens(turn.text) + 4
     return CompactionResult(prose_result(request).messages, ledger=tuple(ledger))
 
+
+def accumulates(request: CompactionRequest) -> CompactionResult:
+    """Carries every previous summary forward verbatim and adds to it: grows each round (field reports)."""
+    previous = "\n".join(t.text for t in request.turns if t.role is Role.SYSTEM)
+    return prose_result(request, preamble=previous)
+
+
+# session-scope invariant id -> the mutant built to break it
+SESSION_MUTANTS = {"summary-growth": accumulates}
 
 # invariant id -> the mutant built to break it
 MUTANTS = {

@@ -200,6 +200,8 @@ def skeletons(
 ) -> st.SearchStrategy[Skeleton]:
     """Skeletons whose expansion has between ``min_turns`` and ``max_turns`` turns.
 
+    About half of them are drawn from the upper half of that range.
+
     Shrinks towards ``min_turns``, ``min_facts`` simple facts, ``min_cuts`` cuts and seed 0.
     """
     _check_sizes(min_turns=min_turns, max_turns=max_turns, min_facts=min_facts, max_facts=max_facts,
@@ -213,7 +215,10 @@ def skeletons(
     @st.composite
     def _skeletons(draw) -> Skeleton:
         seed = draw(st.integers(0, 2**32 - 1))
-        length = draw(st.integers(min_turns, max_turns))
+        # Half the draws come from the upper half of the range, so a large max_turns really
+        # yields long transcripts; shrinking still prefers the first branch and min_turns.
+        length = draw(st.one_of(st.integers(min_turns, max_turns),
+                                st.integers(max(min_turns, max_turns // 2), max_turns)))
         specs = _distinct(draw(st.lists(fact_strategy, min_size=min_facts, max_size=max_facts)), min_facts)
         plan = draw(st.lists(cut_strategy, min_size=min_cuts, max_size=max_cuts))
         skeleton = Skeleton(seed, length, tuple(specs), tuple(plan))

@@ -1,0 +1,56 @@
+"""A progress line for long runs on stderr; silent with ``quiet``.
+
+On a terminal it redraws one line; in a log (CI) it prints a line every tenth
+of the way, so logs stay short.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import TextIO
+
+__all__ = ["Progress"]
+
+
+class Progress:
+    def __init__(self, total: int, *, label: str, quiet: bool = False, stream: TextIO | None = None):
+        self.total = max(1, total)
+        self.label = label
+        self.quiet = quiet
+        self.stream = stream if stream is not None else sys.stderr
+        self.done = 0
+        self._tty = bool(getattr(self.stream, "isatty", lambda: False)())
+        self._last_decile = -1
+
+    def advance(self, note: str = "") -> None:
+        self.done = min(self.total, self.done + 1)
+        self.show(note)
+
+    def show(self, note: str = "") -> None:
+        if self.quiet:
+            return
+        width = 24
+        filled = int(width * self.done / self.total)
+        line = f"{self.label} [{'#' * filled}{'.' * (width - filled)}] {self.done}/{self.total} {note}".rstrip()
+        if self._tty:
+            self.stream.write("\r\033[K" + line)
+            self.stream.flush()
+            return
+        decile = self.done * 10 // self.total
+        if decile != self._last_decile:
+            self._last_decile = decile
+            self.stream.write(line + "\n")
+            self.stream.flush()
+
+    def message(self, text: str) -> None:
+        if self.quiet:
+            return
+        if self._tty:
+            self.stream.write("\r\033[K")
+        self.stream.write(text + "\n")
+        self.stream.flush()
+
+    def finish(self) -> None:
+        if not self.quiet and self._tty:
+            self.stream.write("\r\033[K")
+            self.stream.flush()

@@ -1,0 +1,124 @@
+"""Readable reports: one block per distinct failure, and the JSON report."""
+
+from __future__ import annotations
+
+import json
+import shlex
+from pathlib import Path
+from typing import Any
+
+from harness._codec import transcript_to_dict
+from harness._runner import Failure, RunResult, turn_stats
+
+__all__ = ["render_text", "report_dict", "write_json", "reproduce_command"]
+
+
+def reproduce_command(result: RunResult, *, only: str | None = None) -> str:
+    c = result.config
+    parts = ["compaction-harness", "run", "--summarizer", c.summarizer, "--protocol", c.protocol,
+             "--seed", str(result.seed), "--examples", str(c.examples), "--max-turns", str(c.max_turns),
+             "--budget", str(c.budget)]
+    if only or c.only:
+        parts += ["--only", only or ",".join(c.only)]
+    elif c.skip:
+        parts += ["--skip", ",".join(c.skip)]
+    return shlex.join(parts)
+
+
+def _clip(text: str, limit: int = 110) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _failure_block(result: RunResult, f: Failure) -> list[str]:
+    t = f.transcript
+    where = f"compaction {f.round + 1}, after turn {f.boundary}" if f.round is not None else "across the session"
+    lines = [
+        f"✗ {f.invariant} — {f.fact_kind or 'structure'} ({f.severity}; {where})",
+        f"  {f.detail}",
+    ]
+    if f.expected:
+        lines.append(f"  expected: {_clip(f.expected)}")
+    if f.found:
+        lines.append(f"  context had: {_clip(f.found)}")
+    lines.append(f"  minimal transcript: {len(t.turns)} turns (from {f.original_turns}), {len(t.facts)} facts, "
+                 f"shrunk in {f.shrink_checks} checks")
+    for i, turn in enumerate(t.turns[:12]):
+        calls = "".join(f" [call {c.name} id={c.id}]" for c in turn.tool_calls)
+        answer = f" [result for {turn.tool_call_id}]" if turn.tool_call_id else ""
+        lines.append(f"    [{i}] {turn.role.value}: {_clip(turn.text, 90)}{calls}{answer}")
+    if len(t.turns) > 12:
+        lines.append(f"    … {len(t.turns) - 12} more turns")
+    for fact in t.facts:
+        lines.append(f"    ledger: {fact.id} {fact.kind.value} {' | '.join(fact.literals)} "
+                     f"(turn {fact.origin_turn}, {fact.fate.status.value})")
+    if f.context:
+        summary = " / ".join(m.get("content") or "" for m in f.context["messages"])
+        lines.append(f"  summarizer returned: {_clip(summary, 200)}")
+    lines.append(f"  reproduce: {reproduce_command(result, only=f.invariant)}")
+    return lines
+
+
+def render_text(result: RunResult) -> str:
+    c = result.config
+    out = [
+        f"compaction-harness: {c.summarizer} ({c.protocol}) · seed {result.seed} · {result.examples_run} examples "
+        f"({turn_stats(result.turns)}) · {result.summarizer_calls} summarizer calls, {result.cache_hits} cache hits",
+    ]
+    for f in result.failures:
+        out.append("")
+        out.extend(_failure_block(result, f))
+    if result.infra_errors:
+        out.append("")
+        kinds: dict[str, list] = {}
+        for e in result.infra_errors:
+            kinds.setdefault(e.kind, []).append(e)
+        for kind, errors in kinds.items():
+            out.append(f"! summarizer failure ({kind}) in {len(errors)} example(s): {errors[0].message}")
+    if result.degradations:
+        out.append("")
+        out.append("degraded (honest but coarser; not failures): "
+                   + ", ".join(f"{k} ×{v}" for k, v in sorted(result.degradations.items())))
+    out.append("")
+    verdict = {0: "no violation found", 1: f"{len(result.failures)} distinct violation(s) found",
+               3: "the summarizer itself failed; no violation found"}[result.exit_code]
+    out.append(f"{verdict} · reproduce the run: {reproduce_command(result)}")
+    return "\n".join(out)
+
+
+def report_dict(result: RunResult) -> dict[str, Any]:
+    return {
+        "summarizer": result.config.summarizer,
+        "protocol": result.config.protocol,
+        "seed": result.seed,
+        "examples_run": result.examples_run,
+        "summarizer_calls": result.summarizer_calls,
+        "cache_hits": result.cache_hits,
+        "violations": [
+            {
+                "invariant": f.invariant,
+                "severity": f.severity,
+                "fact_kind": f.fact_kind,
+                "fact_id": f.fact_id,
+                "minimal_turns": len(f.transcript.turns),
+                "original_turns": f.original_turns,
+                "shrink_checks": f.shrink_checks,
+                "round": f.round,
+                "boundary": f.boundary,
+                "transcript": transcript_to_dict(f.transcript),
+                "context": f.context,
+                "detail": f.detail,
+                "expected": f.expected,
+                "found": f.found,
+                "reproduce": reproduce_command(result, only=f.invariant),
+            }
+            for f in result.failures
+        ],
+        "degradations": result.degradations,
+        "infra_errors": [{"kind": e.kind, "message": e.message, "example": e.example} for e in result.infra_errors],
+        "exit_code": result.exit_code,
+    }
+
+
+def write_json(result: RunResult, path: str | Path) -> None:
+    Path(path).write_text(json.dumps(report_dict(result), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")

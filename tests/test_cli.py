@@ -1,0 +1,143 @@
+"""The command-line contract: commands, exit codes, the JSON report, clear errors."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from harness import dumps
+from harness._cli import main
+from harness.summarizers.mutants import MUTANTS, SESSION_MUTANTS
+from strategies import Skeleton, expand
+
+FAULTY = str(Path(__file__).parent / "fixtures" / "faulty.py")
+SMALL = ["--examples", "60", "--max-turns", "300", "--seed", "3", "--quiet"]
+
+
+def _run(tmp_path, *args):
+    report = tmp_path / "report.json"
+    code = main(["run", *args, "--report-json", str(report)])
+    return code, json.loads(report.read_text())
+
+
+VIOLATING = sorted(inv for inv in MUTANTS if inv != "ledger-budget")
+
+
+@pytest.mark.parametrize("invariant", VIOLATING)
+def test_each_mutant_exits_1_with_a_minimal_transcript(tmp_path, invariant):
+    spec = f"harness.summarizers.mutants:{MUTANTS[invariant].__name__}"
+    code, report = _run(tmp_path, "--summarizer", spec, "--only", invariant, *SMALL)
+    assert code == 1
+    violation, *_ = [v for v in report["violations"] if v["invariant"] == invariant]
+    assert violation["severity"] == "violate"
+    assert violation["minimal_turns"] == len(violation["transcript"]["turns"]) <= violation["original_turns"]
+    if invariant != "budget-respected":  # overrunning a budget needs enough turns to overrun it with
+        assert violation["minimal_turns"] <= 6
+    assert violation["detail"] and violation["context"]["messages"]
+    assert report["summarizer"] == spec and report["seed"] == 3 and report["examples_run"] == 60
+    assert report["summarizer_calls"] > 0 and report["infra_errors"] == []
+
+
+def test_summary_growth_mutant_is_caught_across_a_session(tmp_path):
+    spec = f"harness.summarizers.mutants:{SESSION_MUTANTS['summary-growth'].__name__}"
+    code, report = _run(tmp_path, "--summarizer", spec, "--only", "summary-growth", "--examples", "20",
+                        "--max-turns", "3000", "--budget", "800", "--seed", "1", "--quiet")
+    assert code == 1
+    assert [v["invariant"] for v in report["violations"]] == ["summary-growth"]
+
+
+def test_degrade_alone_does_not_fail_the_run(tmp_path):
+    code, report = _run(tmp_path, "--summarizer", "harness.summarizers.mutants:bloated_ledger", "--only",
+                        "ledger-budget", *SMALL)
+    assert code == 0 and report["violations"] == []
+    assert report["degradations"]["ledger-budget"] > 0
+
+
+@pytest.mark.parametrize(
+    "spec, extra",
+    [
+        ("harness.summarizers.ledgered:summarize", []),
+        ("harness.summarizers.prose:summarize", []),
+        ("harness.summarizers.identity:summarize", ["--skip", "budget-respected"]),
+    ],
+)
+def test_correct_compactors_exit_0(tmp_path, spec, extra):
+    code, report = _run(tmp_path, "--summarizer", spec, *extra, "--examples", "40", "--max-turns", "200",
+                        "--seed", "4", "--quiet")
+    assert (code, report["violations"]) == (0, [])
+
+
+def test_default_run_shows_a_minimal_counterexample(capsys):
+    assert main(["run", "--examples", "30", "--seed", "1", "--quiet"]) == 1
+    out = capsys.readouterr().out
+    assert "harness.summarizers.example:summarize" in out
+    assert "✗ " in out and "minimal transcript: " in out
+    assert "reproduce: compaction-harness run --summarizer harness.summarizers.example:summarize" in out
+
+
+@pytest.mark.parametrize(
+    "name, kind",
+    [("raises", "exception"), ("returns_int", "malformed"), ("mutates", "mutated-input"), ("hangs", "timeout")],
+)
+def test_summarizer_faults_exit_3_without_a_traceback(name, kind):
+    proc = subprocess.run(
+        [sys.executable, "-m", "harness", "run", "--summarizer", f"{FAULTY}:{name}", "--examples", "3",
+         "--max-turns", "60", "--timeout", "1", "--stop-on-error", "--seed", "0"],
+        capture_output=True, text=True, timeout=120,
+    )
+    assert proc.returncode == 3, proc.stdout + proc.stderr
+    assert f"! summarizer failure ({kind})" in proc.stdout
+    assert "Traceback" not in proc.stdout + proc.stderr
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["run", "--only", "nope"], "InvalidArgument: unknown oracle id(s) ['nope']"),
+        (["run", "--summarizer", "nocolon"], "SpecError: --summarizer 'nocolon': expected 'module:function'"),
+        (["run", "--examples", "0"], "UsageError: argument --examples: --examples expects a number >= 1, got 0"),
+        (["run", "--timeout", "soon"], "UsageError: argument --timeout: --timeout expects seconds, got 'soon'"),
+        (["run", "--protocol", "chat"], "UsageError: argument --protocol: invalid choice: 'chat'"),
+        (["shrink", "missing.json", "--summarizer", "harness.summarizers.identity:summarize"],
+         "SchemaError: missing.json: field '<root>': expected a readable UTF-8 file"),
+    ],
+)
+def test_usage_errors_exit_2(capsys, argv, message):
+    assert main(argv) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_oracles_lists_the_catalogue(capsys):
+    assert main(["oracles"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("\n") == 17
+    assert "negation-polarity" in out and "summary-growth" in out and "session" in out
+
+
+def test_shrink_minimizes_a_handed_in_transcript(tmp_path, capsys):
+    transcript = expand(Skeleton(seed=8, length=2000))
+    # plant a violation: a prohibition deep inside a long transcript
+    from harness import Fact, FactKind, Polarity, Role, Transcript, Turn
+
+    turns = list(transcript.turns)
+    turns.insert(1500, Turn(Role.USER, "Never use s3://acme-prod-01/."))
+    planted = Transcript(tuple(turns), (Fact("P", FactKind.PROHIBITION, ("s3://acme-prod-01/",), 1500,
+                                             Polarity.FORBID),), (1900,))
+    path = tmp_path / "t.json"
+    path.write_text(dumps(planted))
+    report = tmp_path / "r.json"
+    code = main(["shrink", str(path), "--summarizer", "harness.summarizers.mutants:softens_prohibition",
+                 "--protocol", "rich", "--quiet", "--report-json", str(report)])
+    assert code == 1
+    (violation,) = json.loads(report.read_text())["violations"]
+    assert violation["invariant"] == "negation-polarity"
+    assert violation["original_turns"] == 2001 and violation["minimal_turns"] <= 3
+
+
+def test_help_and_version(capsys):
+    assert main([]) == 0
+    assert "run" in capsys.readouterr().out
+    assert main(["--version"]) == 0
+    assert capsys.readouterr().out.startswith("compaction-harness 0.1.0")
