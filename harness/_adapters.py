@@ -53,15 +53,15 @@ class InfraError(HarnessError, RuntimeError):
         super().__init__(f"{kind}: {message}")
 
 
-def load_callable(spec: str) -> Callable[..., Any]:
-    """Resolve ``module:function`` or ``path/to/file.py:function`` to the callable."""
+def load_callable(spec: str, *, option: str = "--summarizer") -> Callable[..., Any]:
+    """Resolve ``module:function`` or ``path/to/file.py:function``; errors name ``option``."""
     target, sep, name = spec.rpartition(":")
     if not sep or not target or not name:
-        raise SpecError(f"--summarizer {spec!r}: expected 'module:function' or 'path/to/file.py:function'")
+        raise SpecError(f"{option} {spec!r}: expected 'module:function' or 'path/to/file.py:function'")
     if target.endswith(".py") or os.sep in target or "/" in target:
         path = Path(target)
         if not path.is_file():
-            raise SpecError(f"--summarizer {spec!r}: no such file {str(path)!r}")
+            raise SpecError(f"{option} {spec!r}: no such file {str(path)!r}")
         module_name = "_summarizer_" + hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:12]
         module = sys.modules.get(module_name)
         if module is None:
@@ -72,15 +72,15 @@ def load_callable(spec: str) -> Callable[..., Any]:
                 loader_spec.loader.exec_module(module)
             except Exception as exc:
                 del sys.modules[module_name]
-                raise SpecError(f"--summarizer {spec!r}: importing {str(path)!r} raised {type(exc).__name__}: {exc}") from None
+                raise SpecError(f"{option} {spec!r}: importing {str(path)!r} raised {type(exc).__name__}: {exc}") from None
     else:
         try:
             module = importlib.import_module(target)
         except ImportError as exc:
-            raise SpecError(f"--summarizer {spec!r}: cannot import module {target!r} ({exc})") from None
+            raise SpecError(f"{option} {spec!r}: cannot import module {target!r} ({exc})") from None
     fn = getattr(module, name, None)
     if not callable(fn):
-        raise SpecError(f"--summarizer {spec!r}: module {target!r} has no callable named {name!r}")
+        raise SpecError(f"{option} {spec!r}: module {target!r} has no callable named {name!r}")
     return fn
 
 

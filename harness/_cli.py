@@ -81,6 +81,8 @@ def _add_summarizer_options(p: argparse.ArgumentParser, *, required: bool) -> No
     p.add_argument("--inline", action="store_true",
                    help="call the summarizer in this process (faster, but no timeout)")
     p.add_argument("--stop-on-error", action="store_true", help="stop at the first summarizer failure")
+    p.add_argument("--token-counter", metavar="SPEC", default=None,
+                   help="module:function counting tokens in a string (default: words plus punctuation marks)")
     p.add_argument("--cache-dir", metavar="DIR", help="also keep the summarizer call cache on disk here")
     p.add_argument("--report-json", metavar="FILE", help="write the full report as JSON")
     p.add_argument("--quiet", action="store_true", help="no progress output (for CI logs)")
@@ -118,7 +120,8 @@ def _config(args, **extra):
                                  else "messages")
     return RunConfig(summarizer=args.summarizer, protocol=protocol, budget=args.budget, only=args.only,
                      skip=args.skip, timeout=args.timeout, isolation="inline" if args.inline else "process",
-                     stop_on_error=args.stop_on_error, cache_dir=args.cache_dir, quiet=args.quiet, **extra)
+                     stop_on_error=args.stop_on_error, cache_dir=args.cache_dir, quiet=args.quiet,
+                     token_counter=args.token_counter, **extra)
 
 
 def _finish(result, args) -> int:
@@ -182,9 +185,12 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _validate_ids(args) -> None:
+    from harness._adapters import load_callable
     from oracles import select
 
     select(only=args.only, skip=args.skip)  # raises InvalidArgument naming unknown ids
+    if args.token_counter:
+        load_callable(args.token_counter, option="--token-counter")  # SpecError naming the option
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -18,6 +18,8 @@ def reproduce_command(result: RunResult, *, only: str | None = None) -> str:
     parts = ["compaction-harness", "run", "--summarizer", c.summarizer, "--protocol", c.protocol,
              "--seed", str(result.seed), "--examples", str(c.examples), "--max-turns", str(c.max_turns),
              "--budget", str(c.budget)]
+    if c.token_counter:
+        parts += ["--token-counter", c.token_counter]
     if only or c.only:
         parts += ["--only", only or ",".join(c.only)]
     elif c.skip:
@@ -42,7 +44,7 @@ def _failure_block(result: RunResult, f: Failure) -> list[str]:
     if f.found:
         lines.append(f"  context had: {_clip(f.found)}")
     lines.append(f"  minimal transcript: {len(t.turns)} turns (from {f.original_turns}), {len(t.facts)} facts, "
-                 f"shrunk in {f.shrink_checks} checks")
+                 f"shrunk in {f.shrink_checks} checks, {f.shrink_calls} new summarizer calls")
     for i, turn in enumerate(t.turns[:12]):
         calls = "".join(f" [call {c.name} id={c.id}]" for c in turn.tool_calls)
         answer = f" [result for {turn.tool_call_id}]" if turn.tool_call_id else ""
@@ -103,6 +105,7 @@ def report_dict(result: RunResult) -> dict[str, Any]:
                 "minimal_turns": len(f.transcript.turns),
                 "original_turns": f.original_turns,
                 "shrink_checks": f.shrink_checks,
+                "shrink_summarizer_calls": f.shrink_calls,
                 "round": f.round,
                 "boundary": f.boundary,
                 "transcript": transcript_to_dict(f.transcript),

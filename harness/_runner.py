@@ -8,6 +8,7 @@ reduced further by the domain minimizer through the call cache.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import random
 import secrets
 import statistics
@@ -24,6 +25,7 @@ from harness._model import Transcript
 from harness._progress import Progress
 from harness._protocol import result_to_dict
 from harness._session import SessionConfig, run_session
+from harness._tokens import count_tokens
 
 __all__ = ["RunConfig", "Failure", "InfraFailure", "RunResult", "Evaluation", "evaluate", "run", "shrink_transcript"]
 
@@ -47,6 +49,7 @@ class RunConfig:
     stop_on_error: bool = False
     cache_dir: str | None = None
     quiet: bool = False
+    token_counter: str | None = None  # module:function, str -> int; default harness.count_tokens
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +69,7 @@ class Failure:
     context: dict[str, Any] | None
     original_turns: int
     shrink_checks: int
+    shrink_calls: int = 0
 
     @property
     def key(self) -> tuple[str, str | None]:
@@ -113,7 +117,8 @@ def evaluate(transcript: Transcript, summarizer: Summarizer, config: RunConfig, 
     from oracles import Case, SessionCase, check, check_session
 
     ev = Evaluation()
-    session = SessionConfig(budget=config.budget, trigger=config.trigger)
+    counter = _counter(config.token_counter)
+    session = SessionConfig(budget=config.budget, trigger=config.trigger, count_tokens=counter)
     try:
         rounds = run_session(transcript, summarizer, session)
     except InfraError as exc:
@@ -121,17 +126,26 @@ def evaluate(transcript: Transcript, summarizer: Summarizer, config: RunConfig, 
         return ev
     ev.boundaries = tuple(r.boundary for r in rounds)
     for rnd in rounds:
-        verdict = check(Case(transcript, rnd.boundary, config.budget, rnd.result), chosen)
+        verdict = check(Case(transcript, rnd.boundary, config.budget, rnd.result, count_tokens=counter), chosen)
         for finding in verdict.findings:
             if finding.severity.value == "degrade":
                 ev.degradations.append(finding.invariant)
                 continue
             key = (finding.invariant, finding.fact_kind)
             ev.violations.setdefault(key, (finding, rnd.index, rnd.boundary, result_to_dict(rnd.result)))
-    session_case = SessionCase(transcript, config.budget, tuple((r.boundary, r.result) for r in rounds))
+    session_case = SessionCase(transcript, config.budget, tuple((r.boundary, r.result) for r in rounds), counter)
     for finding in check_session(session_case, chosen):
         ev.violations.setdefault((finding.invariant, None), (finding, None, None, None))
     return ev
+
+
+@functools.lru_cache(maxsize=8)
+def _counter(spec: str | None):
+    if spec is None:
+        return count_tokens
+    from harness._adapters import load_callable
+
+    return load_callable(spec, option="--token-counter")
 
 
 class _StopRun(Exception):
@@ -222,6 +236,7 @@ def run(config: RunConfig) -> RunResult:
 
         failures = []
         for n, (key, first) in enumerate(sorted(first_seen.items(), key=lambda kv: str(kv[0])), 1):
+            calls_before = summarizer.calls
             progress.message(f"shrinking failure {n}/{len(first_seen)}: {key[0]} ({key[1] or 'no fact'}), "
                              f"first seen in {len(first.turns)} turns")
             try:
@@ -234,7 +249,9 @@ def run(config: RunConfig) -> RunResult:
             if len(first.turns) < len(start.turns):
                 start = first
             minimal, checks = _shrink(start, key, summarizer, config, chosen, None if config.quiet else progress)
-            failures.append(_failure_from(minimal, key, summarizer, config, chosen, len(first.turns), checks))
+            failures.append(dataclasses.replace(
+                _failure_from(minimal, key, summarizer, config, chosen, len(first.turns), checks),
+                shrink_calls=summarizer.calls - calls_before))
         progress.finish()
         calls, hits = summarizer.calls, summarizer.cache.hits
 
@@ -254,8 +271,11 @@ def shrink_transcript(transcript: Transcript, config: RunConfig) -> RunResult:
         progress = Progress(1, label="shrinking", quiet=config.quiet)
         failures = []
         for key in sorted(ev.violations, key=str):
+            calls_before = summarizer.calls
             minimal, checks = _shrink(transcript, key, summarizer, config, chosen, progress)
-            failures.append(_failure_from(minimal, key, summarizer, config, chosen, len(transcript.turns), checks))
+            failures.append(dataclasses.replace(
+                _failure_from(minimal, key, summarizer, config, chosen, len(transcript.turns), checks),
+                shrink_calls=summarizer.calls - calls_before))
         progress.finish()
         return RunResult(config, config.seed or 0, 1, summarizer.calls, summarizer.cache.hits, tuple(failures),
                          {}, infra, (len(transcript.turns),))

@@ -96,6 +96,7 @@ def test_summarizer_faults_exit_3_without_a_traceback(name, kind):
     "argv, message",
     [
         (["run", "--only", "nope"], "InvalidArgument: unknown oracle id(s) ['nope']"),
+        (["run", "--token-counter", "nocolon"], "SpecError: --token-counter 'nocolon': expected 'module:function'"),
         (["run", "--summarizer", "nocolon"], "SpecError: --summarizer 'nocolon': expected 'module:function'"),
         (["run", "--examples", "0"], "UsageError: argument --examples: --examples expects a number >= 1, got 0"),
         (["run", "--timeout", "soon"], "UsageError: argument --timeout: --timeout expects seconds, got 'soon'"),
@@ -117,14 +118,14 @@ def test_oracles_lists_the_catalogue(capsys):
 
 
 def test_shrink_minimizes_a_handed_in_transcript(tmp_path, capsys):
-    transcript = expand(Skeleton(seed=8, length=2000))
+    transcript = expand(Skeleton(seed=8, length=4000))
     # plant a violation: a prohibition deep inside a long transcript
     from harness import Fact, FactKind, Polarity, Role, Transcript, Turn
 
     turns = list(transcript.turns)
-    turns.insert(1500, Turn(Role.USER, "Never use s3://acme-prod-01/."))
-    planted = Transcript(tuple(turns), (Fact("P", FactKind.PROHIBITION, ("s3://acme-prod-01/",), 1500,
-                                             Polarity.FORBID),), (1900,))
+    turns.insert(2500, Turn(Role.USER, "Never use s3://acme-prod-01/."))
+    planted = Transcript(tuple(turns), (Fact("P", FactKind.PROHIBITION, ("s3://acme-prod-01/",), 2500,
+                                             Polarity.FORBID),), (3900,))
     path = tmp_path / "t.json"
     path.write_text(dumps(planted))
     report = tmp_path / "r.json"
@@ -133,7 +134,8 @@ def test_shrink_minimizes_a_handed_in_transcript(tmp_path, capsys):
     assert code == 1
     (violation,) = json.loads(report.read_text())["violations"]
     assert violation["invariant"] == "negation-polarity"
-    assert violation["original_turns"] == 2001 and violation["minimal_turns"] <= 3
+    assert violation["original_turns"] == 4001 and violation["minimal_turns"] <= 3
+    assert violation["shrink_summarizer_calls"] > 0
 
 
 def test_help_and_version(capsys):
@@ -141,3 +143,12 @@ def test_help_and_version(capsys):
     assert "run" in capsys.readouterr().out
     assert main(["--version"]) == 0
     assert capsys.readouterr().out.startswith("compaction-harness 0.1.0")
+
+
+def test_token_counter_is_pluggable(tmp_path):
+    common = ["--summarizer", "harness.summarizers.ledgered:summarize", "--only", "budget-respected",
+              "--examples", "10", "--max-turns", "200", "--seed", "2", "--budget", "300", "--quiet"]
+    code, _ = _run(tmp_path, *common)
+    assert code == 0
+    code, report = _run(tmp_path, *common, "--token-counter", f"{FAULTY}:characters")
+    assert code == 1 and report["violations"][0]["invariant"] == "budget-respected"
