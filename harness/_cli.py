@@ -103,10 +103,32 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--seed", type=_seed, default=None, metavar="S", help="seed (default: random, printed)")
     run.add_argument("--max-turns", type=_positive_int("--max-turns"), default=400, metavar="T",
                      help="longest transcript to generate (default 400; try 4000)")
+    run.add_argument("--corpus", metavar="DIR", help="save every new minimal failure into this corpus directory")
 
     shrink = sub.add_parser("shrink", help="minimize the failures of one transcript given as JSON")
     shrink.add_argument("file", metavar="FILE", help="a transcript JSON document")
     _add_summarizer_options(shrink, required=True)
+
+    replay = sub.add_parser("replay", help="replay a corpus: which saved failures does a summarizer still have?")
+    replay.add_argument("directory", metavar="DIR")
+    replay.add_argument("--summarizer", required=True, metavar="SPEC")
+    replay.add_argument("--protocol", choices=("messages", "rich"), default=None,
+                        help="override the protocol each entry was recorded with")
+    replay.add_argument("--timeout", type=_seconds, default=30.0, metavar="SECONDS")
+    replay.add_argument("--inline", action="store_true")
+    replay.add_argument("--quiet", action="store_true")
+
+    corpus = sub.add_parser("corpus", help="list, add, merge or dedupe corpus entries")
+    corpus_sub = corpus.add_subparsers(dest="corpus_command", metavar="ACTION", parser_class=_Parser, required=True)
+    corpus_sub.add_parser("list", help="show the entries of a corpus").add_argument("directory", metavar="DIR")
+    add = corpus_sub.add_parser("add", help="validate entry files and add them to a corpus")
+    add.add_argument("directory", metavar="DIR")
+    add.add_argument("files", nargs="+", metavar="FILE")
+    merge = corpus_sub.add_parser("merge", help="merge the corpora of several CI shards into one")
+    merge.add_argument("directory", metavar="DEST")
+    merge.add_argument("sources", nargs="+", metavar="SRC")
+    corpus_sub.add_parser("dedupe", help="keep the smallest entry per summarizer, invariant and fact kind"
+                          ).add_argument("directory", metavar="DIR")
 
     sub.add_parser("oracles", help="list the invariant catalogue")
     return parser
@@ -137,7 +159,74 @@ def _run(args) -> int:
     from harness._runner import run
 
     config = _config(args, examples=args.examples, seed=args.seed, max_turns=args.max_turns)
-    return _finish(run(config), args)
+    result = run(config)
+    code = _finish(result, args)
+    if args.corpus:
+        saved = _save_failures(result, args.corpus)
+        print(f"corpus {args.corpus}: {saved} new entr{'y' if saved == 1 else 'ies'}")
+    return code
+
+
+def _save_failures(result, directory: str) -> int:
+    from harness import __version__
+    from harness._corpus import CorpusEntry, now, save_entry
+
+    stamp = now()
+    return sum(
+        save_entry(CorpusEntry(f.invariant, f.fact_kind, result.config.summarizer, result.config.protocol,
+                               result.config.budget, f.transcript, __version__, stamp, f.detail), directory)[1]
+        for f in result.failures
+    )
+
+
+def _replay(args) -> int:
+    from harness._replay import replay_corpus
+
+    outcomes, errors = replay_corpus(args.directory, args.summarizer, protocol=args.protocol, timeout=args.timeout,
+                                     isolation="inline" if args.inline else "process", quiet=args.quiet)
+    marks = {"failing": "✗ still failing", "fixed": "✓ fixed", "infra": "! summarizer failed"}
+    for o in outcomes:
+        print(f"{marks[o.status]:18} {o.path.name}  {o.entry.invariant} ({o.entry.fact_kind or 'structure'}), "
+              f"{len(o.entry.transcript.turns)} turns: {o.detail}")
+    for error in errors:
+        print(f"{'! unreadable':18} {error}", file=sys.stderr)
+    counts = {s: sum(o.status == s for o in outcomes) for s in marks}
+    print(f"{len(outcomes)} replayed: {counts['failing']} still failing, {counts['fixed']} fixed, "
+          f"{counts['infra']} summarizer failures, {len(errors)} unreadable")
+    if counts["failing"]:
+        return EXIT_VIOLATIONS
+    if errors:
+        return EXIT_USAGE
+    return EXIT_SUMMARIZER if counts["infra"] else EXIT_OK
+
+
+def _corpus(args) -> int:
+    from harness._corpus import dedupe_corpus, load_corpus, load_entry, merge_corpora, save_entry
+
+    if args.corpus_command == "list":
+        entries, errors = load_corpus(args.directory)
+        for path, e in entries:
+            print(f"{path.name}  {e.invariant:26} {e.fact_kind or 'structure':20} {len(e.transcript.turns):>4} turns  "
+                  f"{e.summarizer}  {e.found_at}")
+        for error in errors:
+            print(f"! unreadable {error}", file=sys.stderr)
+        print(f"{len(entries)} entries, {len(errors)} unreadable")
+        return EXIT_USAGE if errors else EXIT_OK
+    if args.corpus_command == "add":
+        added = 0
+        for file in args.files:
+            added += save_entry(load_entry(file), args.directory)[1]
+        print(f"added {added} new entr{'y' if added == 1 else 'ies'} to {args.directory}")
+        return EXIT_OK
+    if args.corpus_command == "merge":
+        added, present, errors = merge_corpora(args.directory, args.sources)
+        for error in errors:
+            print(f"! unreadable {error}", file=sys.stderr)
+        print(f"merged into {args.directory}: {added} added, {present} already there, {len(errors)} unreadable")
+        return EXIT_USAGE if errors else EXIT_OK
+    removed = dedupe_corpus(args.directory)
+    print(f"removed {len(removed)} duplicate entr{'y' if len(removed) == 1 else 'ies'}")
+    return EXIT_OK
 
 
 def _shrink(args) -> int:
@@ -168,6 +257,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "oracles":
             return _oracles(args)
+        if args.command == "corpus":
+            return _corpus(args)
+        if args.command == "replay":
+            return _replay(args)
         _validate_ids(args)
         return _run(args) if args.command == "run" else _shrink(args)
     except HarnessError as exc:

@@ -1,0 +1,143 @@
+"""Regression corpora: content-addressed, atomic, concurrent-safe, and replayed forever after."""
+
+import json
+import multiprocessing
+import re
+from pathlib import Path
+
+import pytest
+
+from harness import Role, SchemaError, Transcript, Turn
+from harness._adapters import Summarizer
+from harness._cli import main
+from harness._corpus import (
+    CorpusEntry,
+    dedupe_corpus,
+    entry_name,
+    load_corpus,
+    load_entry,
+    merge_corpora,
+    save_entry,
+)
+from harness._replay import replay_entry
+from harness.summarizers.mutants import MUTANTS, SESSION_MUTANTS
+
+SEEDED = Path(__file__).resolve().parent.parent / "corpora"
+ALL_MUTANTS = {**MUTANTS, **SESSION_MUTANTS}
+
+
+def _entry(n: int, invariant="negation-polarity", summarizer="pkg:fn") -> CorpusEntry:
+    turns = tuple(Turn(Role.USER, f"turn {i}") for i in range(n))
+    return CorpusEntry(invariant, "prohibition", summarizer, "messages", 2000, Transcript(turns, (), (n,)),
+                       "0.1.0", "2026-11-29T00:00:00+00:00", "detail")
+
+
+def test_names_are_content_hashes_that_ignore_when_and_by_which_release():
+    a = _entry(3)
+    later = CorpusEntry(*[getattr(a, f) for f in ("invariant", "fact_kind", "summarizer", "protocol", "budget",
+                                                   "transcript")], "0.2.0", "2027-01-01T00:00:00+00:00", "x")
+    assert entry_name(a) == entry_name(later)
+    assert entry_name(a) != entry_name(_entry(4))
+    assert re.fullmatch(r"[0-9a-f]{20}\.json", entry_name(a))
+
+
+def test_save_is_idempotent_and_round_trips(tmp_path):
+    path, new = save_entry(_entry(3), tmp_path)
+    assert new and load_entry(path) == _entry(3)
+    assert save_entry(_entry(3), tmp_path) == (path, False)
+    assert [p.name for p in tmp_path.iterdir()] == [path.name]  # no temporary files left behind
+
+
+def _writer(directory: str, start: int, count: int) -> None:
+    for n in range(start, start + count):
+        save_entry(_entry(1 + n % 150), directory)
+
+
+def test_two_processes_writing_at_once_lose_nothing(tmp_path):
+    ctx = multiprocessing.get_context("spawn")
+    workers = [ctx.Process(target=_writer, args=(str(tmp_path), start, 200)) for start in (0, 100)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join(60)
+    assert [w.exitcode for w in workers] == [0, 0]
+    entries, errors = load_corpus(tmp_path)
+    assert errors == []
+    assert len(entries) == 150  # lengths 1..150, each written by both processes, saved once
+    assert not list(tmp_path.glob(".tmp-*"))
+
+
+def test_a_corrupt_file_is_named_and_the_rest_still_load(tmp_path):
+    save_entry(_entry(2), tmp_path)
+    save_entry(_entry(3), tmp_path)
+    (tmp_path / "broken.json").write_text('{"schema_version": 1, "invariant": "x"')
+    bad = json.loads((tmp_path / entry_name(_entry(2))).read_text())
+    bad["transcript"]["turns"][0]["role"] = "robot"
+    (tmp_path / "badfield.json").write_text(json.dumps(bad))
+    entries, errors = load_corpus(tmp_path)
+    assert len(entries) == 2
+    messages = sorted(str(e) for e in errors)
+    assert messages[0].startswith(f"{tmp_path / 'badfield.json'}: field 'transcript.turns[0].role': expected one of")
+    assert messages[1].startswith(f"{tmp_path / 'broken.json'}: field '<root>': expected valid JSON")
+
+
+def test_replay_cli_reports_unreadable_files_and_replays_the_rest(tmp_path, capsys):
+    save_entry(_entry(2), tmp_path)
+    (tmp_path / "broken.json").write_text("{")
+    code = main(["replay", str(tmp_path), "--summarizer", "harness.summarizers.identity:summarize", "--inline",
+                 "--quiet"])
+    captured = capsys.readouterr()
+    assert code == 2  # nothing still failing, but a file could not be read
+    assert "1 replayed: 0 still failing, 1 fixed" in captured.out
+    assert "broken.json: field '<root>': expected valid JSON" in captured.err
+
+
+def test_merge_and_dedupe(tmp_path):
+    a, b, dest = tmp_path / "a", tmp_path / "b", tmp_path / "dest"
+    save_entry(_entry(5), a)
+    save_entry(_entry(3), a)
+    save_entry(_entry(3), b)
+    save_entry(_entry(4, invariant="closure"), b)
+    assert merge_corpora(dest, [a, b])[:2] == (3, 1)
+    removed = dedupe_corpus(dest)
+    assert [p.name for p in removed] == [entry_name(_entry(5))]  # the larger of the two negation-polarity entries
+    assert sorted(len(e.transcript.turns) for _, e in load_corpus(dest)[0]) == [3, 4]
+
+
+def test_corpus_cli_list_add_merge_dedupe(tmp_path, capsys):
+    path, _ = save_entry(_entry(2), tmp_path / "src")
+    assert main(["corpus", "add", str(tmp_path / "c"), str(path)]) == 0
+    assert main(["corpus", "merge", str(tmp_path / "c"), str(tmp_path / "src")]) == 0
+    assert main(["corpus", "dedupe", str(tmp_path / "c")]) == 0
+    assert main(["corpus", "list", str(tmp_path / "c")]) == 0
+    out = capsys.readouterr().out
+    assert "added 1 new entry" in out and "1 added" not in out and "0 added, 1 already there" in out
+    assert "1 entries, 0 unreadable" in out
+
+
+def test_run_saves_new_failures(tmp_path):
+    args = ["run", "--summarizer", "harness.summarizers.mutants:softens_prohibition", "--only", "negation-polarity",
+            "--examples", "30", "--max-turns", "200", "--seed", "5", "--quiet", "--inline", "--corpus", str(tmp_path)]
+    assert main(args) == 1
+    (path, entry), = load_corpus(tmp_path)[0]
+    assert entry.invariant == "negation-polarity" and entry.summarizer.endswith("softens_prohibition")
+    assert main(args) == 1 and len(list(tmp_path.glob("*.json"))) == 1  # found again: same file
+
+
+def _seeded():
+    entries, errors = load_corpus(SEEDED)
+    assert errors == [] and entries
+    return entries
+
+
+def test_seeded_corpus_covers_every_mutant():
+    invariants = {e.invariant for _, e in _seeded() if e.summarizer.startswith("harness.summarizers.mutants:")}
+    assert invariants == set(ALL_MUTANTS) - {"ledger-budget"}  # a degrade never makes a corpus entry
+
+
+@pytest.mark.parametrize("path, entry", _seeded() if SEEDED.exists() else [], ids=lambda v: getattr(v, "name", ""))
+def test_seeded_entry_is_fixed_by_the_correct_compactor_and_kept_by_its_mutant(path, entry):
+    with Summarizer("harness.summarizers.ledgered:summarize", protocol="rich", isolation="inline") as correct:
+        assert replay_entry(path, entry, correct).status == "fixed"
+    with Summarizer(entry.summarizer, protocol=entry.protocol, isolation="inline") as original:
+        assert replay_entry(path, entry, original).status == "failing"
