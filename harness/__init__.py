@@ -4,6 +4,7 @@ The public model lives here; strategies are in ``strategies`` and invariant
 checks in ``oracles``.
 """
 
+from harness._assertions import CompactionViolation, assert_compaction_holds
 from harness._compact import compact_once, request_for
 from harness._codec import dumps, load, loads, transcript_from_dict, transcript_to_dict
 from harness._errors import HarnessError, InvalidArgument, SchemaError
@@ -29,6 +30,8 @@ __version__ = "0.1.0"
 __all__ = [
     "SCHEMA_VERSION",
     "CompactionRequest",
+    "CompactionViolation",
+    "assert_compaction_holds",
     "CompactionResult",
     "LedgerEntry",
     "MalformedResult",

@@ -113,7 +113,8 @@ def _parser() -> argparse.ArgumentParser:
     replay.add_argument("directory", metavar="DIR")
     replay.add_argument("--summarizer", required=True, metavar="SPEC")
     replay.add_argument("--protocol", choices=("messages", "rich"), default=None,
-                        help="override the protocol each entry was recorded with")
+                        help="the summarizer's protocol (default: as recorded when the entry's summarizer is "
+                             "this one, else messages)")
     replay.add_argument("--timeout", type=_seconds, default=30.0, metavar="SECONDS")
     replay.add_argument("--inline", action="store_true")
     replay.add_argument("--quiet", action="store_true")

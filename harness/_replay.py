@@ -46,7 +46,8 @@ def replay_corpus(directory: str | Path, spec: str, *, protocol: str | None = No
     outcomes = []
     try:
         for path, entry in entries:
-            chosen_protocol = protocol or entry.protocol
+            # The protocol belongs to the summarizer: the entry's only when it is the same summarizer.
+            chosen_protocol = protocol or (entry.protocol if entry.summarizer == spec else "messages")
             if chosen_protocol not in summarizers:
                 summarizers[chosen_protocol] = Summarizer(spec, protocol=chosen_protocol, timeout=timeout,
                                                           isolation=isolation)

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hypothesis import HealthCheck, Phase, Verbosity, find, settings
+from hypothesis.database import DirectoryBasedExampleDatabase
 from hypothesis.errors import NoSuchExample, Unsatisfiable
 
 from harness._adapters import InfraError, Summarizer
@@ -50,6 +51,7 @@ class RunConfig:
     cache_dir: str | None = None
     quiet: bool = False
     token_counter: str | None = None  # module:function, str -> int; default harness.count_tokens
+    database: str | None = None  # a Hypothesis example database directory: each failure's shrunk example is kept
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,8 +161,11 @@ def _skeletons(config: RunConfig):
     return skeletons(min_turns=low, max_turns=config.max_turns, max_facts=8)
 
 
-def _hypothesis_settings(examples: int, phases) -> settings:
-    return settings(max_examples=examples, database=None, deadline=None, derandomize=False, phases=phases,
+def _hypothesis_settings(examples: int, phases, database: str | None = None) -> settings:
+    db = DirectoryBasedExampleDatabase(database) if database else None
+    if db is not None:
+        phases = [Phase.reuse, *phases]
+    return settings(max_examples=examples, database=db, deadline=None, derandomize=False, phases=phases,
                     verbosity=Verbosity.quiet, suppress_health_check=list(HealthCheck), print_blob=False)
 
 
@@ -241,8 +246,12 @@ def run(config: RunConfig) -> RunResult:
                              f"first seen in {len(first.turns)} turns")
             try:
                 skeleton = find(strategy, lambda sk: key in evaluate(expand(sk), summarizer, config, chosen).violations,
-                                settings=_hypothesis_settings(config.examples, [Phase.generate, Phase.shrink]),
-                                random=random.Random(run_seed))
+                                settings=_hypothesis_settings(config.examples, [Phase.generate, Phase.shrink],
+                                                              config.database),
+                                # Hypothesis never saves seeded runs; with a database the shrink pass is
+                                # unseeded, replays what earlier runs shrank, and falls back to ``first``.
+                                random=None if config.database else random.Random(run_seed),
+                                database_key=f"compaction-harness|{config.summarizer}|{key}".encode())
                 start = expand(skeleton)
             except (NoSuchExample, Unsatisfiable):
                 start = first  # a flaky summarizer: shrink what we saw

@@ -13,7 +13,7 @@ from harness.summarizers.mutants import MUTANTS, SESSION_MUTANTS
 from strategies import Skeleton, expand
 
 FAULTY = str(Path(__file__).parent / "fixtures" / "faulty.py")
-SMALL = ["--examples", "60", "--max-turns", "300", "--seed", "3", "--quiet"]
+SMALL = ["--examples", "150", "--max-turns", "300", "--seed", "3", "--quiet"]
 
 
 def _run(tmp_path, *args):
@@ -36,7 +36,7 @@ def test_each_mutant_exits_1_with_a_minimal_transcript(tmp_path, invariant):
     if invariant != "budget-respected":  # overrunning a budget needs enough turns to overrun it with
         assert violation["minimal_turns"] <= 6
     assert violation["detail"] and violation["context"]["messages"]
-    assert report["summarizer"] == spec and report["seed"] == 3 and report["examples_run"] == 60
+    assert report["summarizer"] == spec and report["seed"] == 3 and report["examples_run"] == 150
     assert report["summarizer_calls"] > 0 and report["infra_errors"] == []
 
 

@@ -1,0 +1,165 @@
+"""The pytest plugin: ``pytest --summarizer SPEC`` tests a summarizer and replays the corpus.
+
+Kept thin: options and items here, the work in ``harness._runner`` and
+``harness._replay``, imported only when a summarizer is given.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from pathlib import Path
+
+import pytest
+
+_SEED = pytest.StashKey[int]()
+_PROFILES = ("dev", "ci", "nightly")
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("compaction-harness", "compaction-harness: test a transcript summarizer")
+    group.addoption("--summarizer", metavar="SPEC", default=None,
+                    help="module:function or path/to/file.py:function; adds the harness's tests to the run")
+    group.addoption("--summarizer-protocol", metavar="NAME", default="messages", help="messages (default) or rich")
+    group.addoption("--summarizer-profile", metavar="NAME", default="dev",
+                    help="dev (20 examples), ci (100, derandomized) or nightly (1000, random, with a database)")
+    group.addoption("--summarizer-corpus", metavar="DIR", default="corpora",
+                    help="corpus to replay, one test per entry (default: corpora)")
+    group.addoption("--summarizer-save", action="store_true", help="save new minimal failures into the corpus")
+    group.addoption("--summarizer-seed", metavar="S", default=None, help="run seed (default: random, shown in the header)")
+    group.addoption("--summarizer-budget", metavar="TOKENS", default="2000", help="token budget (default 2000)")
+    group.addoption("--summarizer-max-turns", metavar="T", default="400", help="longest transcript (default 400)")
+
+
+def _int_option(config: pytest.Config, name: str, minimum: int) -> int:
+    raw = config.getoption(name)
+    try:
+        value = int(raw)
+    except (TypeError, ValueError):
+        raise pytest.UsageError(f"--{name.replace('_', '-')} {raw!r}: expected a whole number") from None
+    if value < minimum:
+        raise pytest.UsageError(f"--{name.replace('_', '-')} {value}: expected a number >= {minimum}")
+    return value
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    spec = config.getoption("summarizer")
+    if spec is None:
+        return
+    if config.getoption("summarizer_profile") not in _PROFILES:
+        raise pytest.UsageError(f"--summarizer-profile {config.getoption('summarizer_profile')!r}: "
+                                f"expected one of {', '.join(_PROFILES)}")
+    if config.getoption("summarizer_protocol") not in ("messages", "rich"):
+        raise pytest.UsageError(f"--summarizer-protocol {config.getoption('summarizer_protocol')!r}: "
+                                "expected messages or rich")
+    for name, minimum in (("summarizer_budget", 1), ("summarizer_max_turns", 1)):
+        _int_option(config, name, minimum)
+    from harness._adapters import SpecError, load_callable
+
+    try:
+        load_callable(spec)
+    except SpecError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    workerinput = getattr(config, "workerinput", None)
+    if workerinput is not None and "compaction_harness_seed" in workerinput:
+        seed = workerinput["compaction_harness_seed"]  # every xdist worker uses the controller's seed
+    elif config.getoption("summarizer_seed") is not None:
+        seed = _int_option(config, "summarizer_seed", 0)
+    elif config.getoption("summarizer_profile") == "ci":
+        seed = 0
+    else:
+        seed = secrets.randbits(32)
+    config.stash[_SEED] = seed
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node) -> None:  # pytest-xdist: hand the run seed to each worker
+    if _SEED in node.config.stash:
+        node.workerinput["compaction_harness_seed"] = node.config.stash[_SEED]
+
+
+def pytest_report_header(config: pytest.Config) -> str | None:
+    if _SEED not in config.stash:
+        return None
+    return (f"compaction-harness: summarizer {config.getoption('summarizer')}, profile "
+            f"{config.getoption('summarizer_profile')}, seed {config.stash[_SEED]} "
+            f"(reproduce with --summarizer-seed {config.stash[_SEED]})")
+
+
+class HarnessFailure(Exception):
+    """A harness test failed; the message is the readable report."""
+
+
+class _Collector(pytest.Collector):
+    def collect(self):
+        return []
+
+
+class HarnessItem(pytest.Item):
+    """One harness test: the property search, or the replay of one corpus entry."""
+
+    def __init__(self, *, entry_path: Path | None = None, **kwargs):
+        super().__init__(**kwargs)
+        self.entry_path = entry_path
+
+    def _seed(self) -> int:
+        material = f"{self.config.stash[_SEED]}:{self.nodeid}".encode()
+        return int(hashlib.sha256(material).hexdigest()[:8], 16)  # stable across processes, unlike hash()
+
+    def runtest(self) -> None:
+        if self.entry_path is None:
+            self._property()
+        else:
+            self._replay()
+
+    def _property(self) -> None:
+        from harness._profiles import profile
+        from harness._report import render_text
+        from harness._runner import RunConfig, run
+
+        cfg = self.config
+        chosen = profile(cfg.getoption("summarizer_profile"))
+        database = chosen.database.path if getattr(chosen.database, "path", None) else None
+        config = RunConfig(summarizer=cfg.getoption("summarizer"), protocol=cfg.getoption("summarizer_protocol"),
+                           examples=chosen.max_examples, seed=self._seed(),
+                           max_turns=int(cfg.getoption("summarizer_max_turns")),
+                           budget=int(cfg.getoption("summarizer_budget")), quiet=True,
+                           database=str(database) if database else None)
+        result = run(config)
+        if cfg.getoption("summarizer_save") and result.failures:
+            from harness._cli import _save_failures
+
+            _save_failures(result, cfg.getoption("summarizer_corpus"))
+        if result.exit_code:
+            raise HarnessFailure(render_text(result))
+
+    def _replay(self) -> None:
+        from harness._adapters import Summarizer
+        from harness._corpus import load_entry
+        from harness._replay import replay_entry
+
+        entry = load_entry(self.entry_path)
+        with Summarizer(self.config.getoption("summarizer"),
+                        protocol=self.config.getoption("summarizer_protocol")) as summarizer:
+            outcome = replay_entry(self.entry_path, entry, summarizer)
+        if outcome.status != "fixed":
+            raise HarnessFailure(f"{self.entry_path.name}: {entry.invariant} ({entry.fact_kind or 'structure'}) "
+                                 f"{outcome.status}: {outcome.detail}")
+
+    def repr_failure(self, excinfo, style=None):
+        if isinstance(excinfo.value, HarnessFailure):
+            return str(excinfo.value)
+        return super().repr_failure(excinfo, style=style)
+
+    def reportinfo(self):
+        return self.entry_path or Path("compaction-harness"), None, self.name
+
+
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list) -> None:
+    if _SEED not in config.stash:
+        return
+    parent = _Collector.from_parent(session, name="compaction-harness", nodeid="compaction-harness")
+    items.append(HarnessItem.from_parent(parent, name="property"))
+    corpus = Path(config.getoption("summarizer_corpus"))
+    for path in sorted(corpus.glob("*.json")) if corpus.is_dir() else ():
+        items.append(HarnessItem.from_parent(parent, name=f"replay[{path.stem}]", entry_path=path))

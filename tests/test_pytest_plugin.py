@@ -1,0 +1,131 @@
+"""The pytest plugin, driven through pytester (in a subprocess, so xdist's -n works)."""
+
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+
+from harness import CompactionViolation, assert_compaction_holds
+from harness._profiles import profile
+from harness.summarizers import ledgered
+from harness.summarizers.mutants import softens_prohibition
+from harness import FactKind
+from strategies import facts, transcripts
+
+pytest_plugins = ["pytester"]
+
+EMPTY_TEST = "def test_nothing():\n    pass\n"
+
+
+SEEDED = Path(__file__).resolve().parent.parent / "corpora"
+
+
+def _corpus(pytester, *names):
+    corpus = pytester.mkdir("corpus")
+    for name in names:
+        (corpus / name).write_text((SEEDED / name).read_text(encoding="utf-8"), encoding="utf-8")
+    return corpus
+
+
+def _seeded_names():
+    return sorted(p.name for p in SEEDED.glob("*.json"))[:2]
+
+
+def test_plugin_passes_a_correct_summarizer_and_replays_the_corpus(pytester):
+    pytester.makepyfile(EMPTY_TEST)
+    _corpus(pytester, *_seeded_names())
+    result = pytester.runpytest_subprocess("--summarizer", "harness.summarizers.ledgered:summarize",
+                                           "--summarizer-protocol", "rich", "--summarizer-corpus", "corpus",
+                                           "--summarizer-max-turns", "200", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=4)
+    result.stdout.fnmatch_lines(["compaction-harness: summarizer harness.summarizers.ledgered:summarize, profile dev, seed *"])
+
+
+def test_plugin_fails_a_mutant_with_a_readable_report_and_saves_it(pytester):
+    pytester.makepyfile(EMPTY_TEST)
+    result = pytester.runpytest_subprocess("--summarizer", "harness.summarizers.mutants:softens_prohibition",
+                                           "--summarizer-protocol", "rich", "--summarizer-corpus", "corpus",
+                                           "--summarizer-save", "--summarizer-seed", "3",
+                                           "--summarizer-max-turns", "200", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["*✗ negation-polarity — prohibition*", "*minimal transcript:*"])
+    saved = list((pytester.path / "corpus").glob("*.json"))
+    assert saved
+    again = pytester.runpytest_subprocess("--summarizer", "harness.summarizers.mutants:softens_prohibition",
+                                          "--summarizer-protocol", "rich", "--summarizer-corpus", "corpus",
+                                          "--summarizer-seed", "3", "--summarizer-max-turns", "200",
+                                          "-p", "no:cacheprovider")
+    again.assert_outcomes(passed=1, failed=1 + len(saved))  # the saved entries now replay, and still fail
+
+
+def test_plugin_under_xdist(pytester):
+    pytester.makepyfile(EMPTY_TEST)
+    _corpus(pytester, *_seeded_names())
+    result = pytester.runpytest_subprocess("-n", "2", "--summarizer", "harness.summarizers.ledgered:summarize",
+                                           "--summarizer-protocol", "rich", "--summarizer-corpus", "corpus",
+                                           "--summarizer-max-turns", "200", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=4)
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--summarizer-profile", "weekly"], "--summarizer-profile 'weekly': expected one of dev, ci, nightly"),
+        (["--summarizer-budget", "lots"], "--summarizer-budget 'lots': expected a whole number"),
+        (["--summarizer-seed", "-1"], "--summarizer-seed -1: expected a number >= 0"),
+        (["--summarizer-protocol", "chat"], "--summarizer-protocol 'chat': expected messages or rich"),
+    ],
+)
+def test_bad_option_values_are_usage_errors(pytester, args, message):
+    pytester.makepyfile(EMPTY_TEST)
+    result = pytester.runpytest_subprocess("--summarizer", "harness.summarizers.ledgered:summarize", *args)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert message in result.stderr.str()
+
+
+def test_bad_spec_is_a_usage_error(pytester):
+    pytester.makepyfile(EMPTY_TEST)
+    result = pytester.runpytest_subprocess("--summarizer", "nowhere:fn")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "--summarizer 'nowhere:fn': cannot import module 'nowhere'" in result.stderr.str()
+
+
+def test_without_summarizer_the_plugin_adds_nothing(pytester):
+    pytester.makepyfile(EMPTY_TEST)
+    pytester.runpytest_subprocess("-p", "no:cacheprovider").assert_outcomes(passed=1)
+
+
+def test_nightly_profile_stays_random_with_a_database_under_ci(monkeypatch):
+    monkeypatch.setenv("CI", "true")
+    nightly = profile("nightly")
+    assert nightly.derandomize is False
+    assert nightly.database is not None
+    assert nightly.max_examples == 1000
+    assert profile("ci").derandomize is True and profile("dev").max_examples == 20
+
+
+def test_nightly_run_keeps_shrunk_failures_in_its_database(tmp_path):
+    from harness._runner import RunConfig, run
+
+    config = RunConfig(summarizer="harness.summarizers.mutants:softens_prohibition", protocol="rich", examples=20,
+                       seed=1, max_turns=200, only=("negation-polarity",), quiet=True, isolation="inline",
+                       database=str(tmp_path))
+    assert run(config).failures
+    assert any(tmp_path.rglob("*"))  # the shrunk example is stored for the next night
+
+
+# The three-line test a team writes with our public helpers:
+@settings(max_examples=25)
+@given(transcripts(min_turns=100, max_turns=1500))
+def test_helper_in_a_teams_own_given_test(transcript):
+    assert_compaction_holds(ledgered.summarize, transcript, protocol="rich")
+
+
+def test_helper_raises_readably_on_a_violation():
+    @settings(max_examples=50, database=None)
+    @given(transcripts(facts=facts(kinds=[FactKind.PROHIBITION]), min_turns=300, max_turns=600))
+    def check(transcript):
+        assert_compaction_holds(softens_prohibition, transcript, protocol="rich", budget=500)
+
+    with pytest.raises(CompactionViolation, match=r"compaction \d+ \(after turn \d+\): negation-polarity \[prohibition\]"):
+        check()
