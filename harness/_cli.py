@@ -33,14 +33,15 @@ def _ids(text: str) -> tuple[str, ...]:
     return tuple(part.strip() for part in text.split(",") if part.strip())
 
 
-def _positive_int(name: str):
+def _whole_number(name: str, minimum: int = 1):
+    """An argparse type for a whole-number option; errors name the option and the bound."""
     def parse(text: str) -> int:
         try:
             value = int(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"{name} expects a whole number, got {text!r}") from None
-        if value < 1:
-            raise argparse.ArgumentTypeError(f"{name} expects a number >= 1, got {value}")
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"{name} expects a number >= {minimum}, got {value}")
         return value
     return parse
 
@@ -55,16 +56,6 @@ def _seconds(text: str) -> float:
     return value
 
 
-def _seed(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"--seed expects a whole number, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"--seed expects a number >= 0, got {value}")
-    return value
-
-
 def _add_summarizer_options(p: argparse.ArgumentParser, *, required: bool) -> None:
     p.add_argument("--summarizer", required=required, default=None if required else DEFAULT_SUMMARIZER,
                    metavar="SPEC", help="module:function or path/to/file.py:function"
@@ -72,7 +63,7 @@ def _add_summarizer_options(p: argparse.ArgumentParser, *, required: bool) -> No
     p.add_argument("--protocol", choices=("messages", "rich"), default=None,
                    help="messages: fn(messages, budget) -> messages | str; rich: fn(CompactionRequest) -> "
                         "CompactionResult (default: messages)")
-    p.add_argument("--budget", type=_positive_int("--budget"), default=2000, metavar="TOKENS",
+    p.add_argument("--budget", type=_whole_number("--budget"), default=2000, metavar="TOKENS",
                    help="token budget of the context; compaction fires at 80%% of it (default 2000)")
     p.add_argument("--only", type=_ids, default=None, metavar="ID,...", help="run only these oracles")
     p.add_argument("--skip", type=_ids, default=(), metavar="ID,...", help="skip these oracles")
@@ -98,10 +89,10 @@ def _parser() -> argparse.ArgumentParser:
 
     run = sub.add_parser("run", help="generate transcripts, run the summarizer, report minimal failures")
     _add_summarizer_options(run, required=False)
-    run.add_argument("--examples", type=_positive_int("--examples"), default=50, metavar="N",
+    run.add_argument("--examples", type=_whole_number("--examples"), default=50, metavar="N",
                      help="transcripts to generate (default 50)")
-    run.add_argument("--seed", type=_seed, default=None, metavar="S", help="seed (default: random, printed)")
-    run.add_argument("--max-turns", type=_positive_int("--max-turns"), default=400, metavar="T",
+    run.add_argument("--seed", type=_whole_number("--seed", minimum=0), default=None, metavar="S", help="seed (default: random, printed)")
+    run.add_argument("--max-turns", type=_whole_number("--max-turns"), default=400, metavar="T",
                      help="longest transcript to generate (default 400; try 4000)")
     run.add_argument("--corpus", metavar="DIR", help="save every new minimal failure into this corpus directory")
 
