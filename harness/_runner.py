@@ -20,7 +20,6 @@ from hypothesis.database import DirectoryBasedExampleDatabase
 from hypothesis.errors import NoSuchExample, Unsatisfiable
 
 from harness._adapters import InfraError, Summarizer
-from harness._codec import transcript_to_dict
 from harness._minimize import minimize
 from harness._model import Transcript
 from harness._progress import Progress

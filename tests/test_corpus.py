@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from harness import Role, SchemaError, Transcript, Turn
+from harness import Role, Transcript, Turn
 from harness._adapters import Summarizer
 from harness._cli import main
 from harness._corpus import (
