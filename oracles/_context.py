@@ -54,18 +54,6 @@ def phrase_pattern(phrases: tuple[str, ...]) -> re.Pattern[str]:
     return re.compile("|".join(parts))
 
 
-def _has_phrase(lower: str, phrase: str) -> int:
-    """Index of ``phrase`` in ``lower`` on word boundaries (symbols match anywhere), or -1."""
-    if not phrase[0].isalnum():
-        return lower.find(phrase)
-    for m in re.finditer(re.escape(phrase), lower):
-        before = lower[m.start() - 1] if m.start() else " "
-        after = lower[m.end()] if m.end() < len(lower) else " "
-        if not (before.isalnum() or before == "_") and not ((after.isalnum() or after == "_") and phrase[-1].isalnum()):
-            return m.start()
-    return -1
-
-
 @dataclass(frozen=True)
 class Context:
     """What the agent sees after compaction, pre-split for the prose rules."""
@@ -142,14 +130,10 @@ class Context:
             lower = lower.replace(trap, "#" * len(trap))
         start_words = len(_WORD.findall(clause.text[:at]))
         end_words = start_words + len(_WORD.findall(literal))
-        for cue in cues:
-            i = _has_phrase(lower, cue)
-            while i >= 0:
-                w = len(_WORD.findall(lower[:i]))
-                if start_words - window <= w <= end_words + window:
-                    return cue
-                nxt = _has_phrase(lower[i + 1 :], cue)
-                i = -1 if nxt < 0 else i + 1 + nxt
+        for m in phrase_pattern(cues).finditer(lower):
+            w = len(_WORD.findall(lower[: m.start()]))
+            if start_words - window <= w <= end_words + window:
+                return m.group(0)
         return None
 
     def cue_in(self, clause: Clause, cues: tuple[str, ...]) -> str | None:
