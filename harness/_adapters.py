@@ -35,7 +35,7 @@ from harness._protocol import (
     result_to_dict,
 )
 
-__all__ = ["SpecError", "InfraError", "load_callable", "CallCache", "Summarizer", "INFRA_KINDS"]
+__all__ = ["SpecError", "InfraError", "load_callable", "declared_protocol", "CallCache", "Summarizer", "INFRA_KINDS"]
 
 INFRA_KINDS = ("exception", "timeout", "malformed", "mutated-input", "crashed")
 
@@ -82,6 +82,11 @@ def load_callable(spec: str, *, option: str = "--summarizer") -> Callable[..., A
     if not callable(fn):
         raise SpecError(f"{option} {spec!r}: module {target!r} has no callable named {name!r}")
     return fn
+
+
+def declared_protocol(fn: Callable[..., Any]) -> str:
+    """The protocol a summarizer declares with a ``compaction_protocol`` attribute; "messages" if none."""
+    return getattr(fn, "compaction_protocol", "messages")
 
 
 def _call(fn: Callable[..., Any], protocol: str, request: CompactionRequest) -> dict[str, Any]:

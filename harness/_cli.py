@@ -62,7 +62,7 @@ def _add_summarizer_options(p: argparse.ArgumentParser, *, required: bool) -> No
                    + ("" if required else f" (default: the bundled example, {DEFAULT_SUMMARIZER})"))
     p.add_argument("--protocol", choices=("messages", "rich"), default=None,
                    help="messages: fn(messages, budget) -> messages | str; rich: fn(CompactionRequest) -> "
-                        "CompactionResult (default: messages)")
+                        "CompactionResult (default: the function's compaction_protocol attribute, else messages)")
     p.add_argument("--budget", type=_whole_number("--budget"), default=2000, metavar="TOKENS",
                    help="token budget of the context; compaction fires at 80%% of it (default 2000)")
     p.add_argument("--only", type=_ids, default=None, metavar="ID,...", help="run only these oracles")
@@ -129,9 +129,9 @@ def _parser() -> argparse.ArgumentParser:
 def _config(args, **extra):
     from harness._runner import RunConfig
 
-    protocol = args.protocol or ("rich" if args.summarizer.startswith("harness.summarizers.")
-                                 and args.summarizer.split(":")[0].rsplit(".", 1)[-1] in ("ledgered", "prose", "mutants")
-                                 else "messages")
+    from harness._adapters import declared_protocol, load_callable
+
+    protocol = args.protocol or declared_protocol(load_callable(args.summarizer))
     return RunConfig(summarizer=args.summarizer, protocol=protocol, budget=args.budget, only=args.only,
                      skip=args.skip, timeout=args.timeout, isolation="inline" if args.inline else "process",
                      stop_on_error=args.stop_on_error, cache_dir=args.cache_dir, quiet=args.quiet,

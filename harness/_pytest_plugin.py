@@ -20,7 +20,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("compaction-harness", "compaction-harness: test a transcript summarizer")
     group.addoption("--summarizer", metavar="SPEC", default=None,
                     help="module:function or path/to/file.py:function; adds the harness's tests to the run")
-    group.addoption("--summarizer-protocol", metavar="NAME", default="messages", help="messages (default) or rich")
+    group.addoption("--summarizer-protocol", metavar="NAME", default=None,
+                    help="messages or rich (default: the function's compaction_protocol attribute, else messages)")
     group.addoption("--summarizer-profile", metavar="NAME", default="dev",
                     help="dev (20 examples), ci (100, derandomized) or nightly (1000, random, with a database)")
     group.addoption("--summarizer-corpus", metavar="DIR", default="corpora",
@@ -49,17 +50,19 @@ def pytest_configure(config: pytest.Config) -> None:
     if config.getoption("summarizer_profile") not in _PROFILES:
         raise pytest.UsageError(f"--summarizer-profile {config.getoption('summarizer_profile')!r}: "
                                 f"expected one of {', '.join(_PROFILES)}")
-    if config.getoption("summarizer_protocol") not in ("messages", "rich"):
+    if config.getoption("summarizer_protocol") not in (None, "messages", "rich"):
         raise pytest.UsageError(f"--summarizer-protocol {config.getoption('summarizer_protocol')!r}: "
                                 "expected messages or rich")
     for name, minimum in (("summarizer_budget", 1), ("summarizer_max_turns", 1)):
         _int_option(config, name, minimum)
-    from harness._adapters import SpecError, load_callable
+    from harness._adapters import SpecError, declared_protocol, load_callable
 
     try:
-        load_callable(spec)
+        fn = load_callable(spec)
     except SpecError as exc:
         raise pytest.UsageError(str(exc)) from None
+    if config.getoption("summarizer_protocol") is None:
+        config.option.summarizer_protocol = declared_protocol(fn)
     workerinput = getattr(config, "workerinput", None)
     if workerinput is not None and "compaction_harness_seed" in workerinput:
         seed = workerinput["compaction_harness_seed"]  # every xdist worker uses the controller's seed

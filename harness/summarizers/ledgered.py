@@ -33,9 +33,13 @@ def entry_for(fact: Fact) -> LedgerEntry:
 
 
 def summarize(request: CompactionRequest) -> CompactionResult:
+    """Narrative plus a verbatim ledger of every tagged obligation."""
     ledger = tuple(entry_for(f) for f in request.tags)
     return CompactionResult(
         (Turn(Role.SYSTEM, narrative(request)),),
         ledger=ledger,
         self_report=tuple(f.id for f in request.tags),
     )
+
+
+summarize.compaction_protocol = "rich"

@@ -176,3 +176,6 @@ MUTANTS = {
     "budget-respected": overruns_budget,
     "ledger-budget": bloated_ledger,
 }
+
+for _mutant in (*MUTANTS.values(), *SESSION_MUTANTS.values()):
+    _mutant.compaction_protocol = "rich"  # what `run` uses when --protocol is not given

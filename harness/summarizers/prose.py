@@ -8,3 +8,6 @@ from harness.summarizers._render import prose_result
 
 def summarize(request: CompactionRequest) -> CompactionResult:
     return prose_result(request, self_report=tuple(f.id for f in request.tags))
+
+
+summarize.compaction_protocol = "rich"
