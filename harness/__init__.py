@@ -7,9 +7,17 @@ checks in ``oracles``.
 from harness._assertions import CompactionViolation, assert_compaction_holds
 from harness._compact import compact_once, request_for
 from harness._codec import dumps, load, loads, transcript_from_dict, transcript_to_dict
-from harness._errors import HarnessError, InvalidArgument, SchemaError
+from harness._errors import (
+    HarnessError,
+    InfraError,
+    InvalidArgument,
+    MalformedResult,
+    PathError,
+    SchemaError,
+    SpecError,
+)
 from harness._messages import to_messages
-from harness._protocol import CompactionRequest, CompactionResult, LedgerEntry, MalformedResult, result_from_return
+from harness._protocol import CompactionRequest, CompactionResult, LedgerEntry, result_from_return
 from harness._tokens import count_tokens
 from harness._model import (
     SCHEMA_VERSION,
@@ -43,7 +51,10 @@ __all__ = [
     "FactKind",
     "Fate",
     "HarnessError",
+    "InfraError",
     "InvalidArgument",
+    "PathError",
+    "SpecError",
     "Polarity",
     "Role",
     "SchemaError",

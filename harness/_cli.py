@@ -1,25 +1,36 @@
 """The ``compaction-harness`` command line: a thin layer over the library.
 
-Exit codes: 0 nothing violated, 1 violations found, 2 usage or input error,
-3 the summarizer itself failed (and nothing was violated).
+Exit codes: 0 every example judged and nothing violated, 1 violations found,
+2 usage or input error, 3 the summarizer itself failed (and nothing was
+violated), 4 incomplete: ``--max-time`` or an interrupt (SIGINT, SIGTERM) ended
+the run before every example was judged, and nothing was violated.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
+import threading
 import traceback
 
 from harness import __version__
-from harness._errors import HarnessError
+from harness._calling import DEFAULT_MAX_RESULT_CHARS
+from harness._codec import load
+from harness._corpus import Corpus, CorpusSaver, dedupe_corpus, load_corpus, load_entry, merge_corpora, save_entry
+from harness._errors import HarnessError, InfraError, SchemaError
+from harness._files import DEFAULT_MAX_FILE_MB, output_dir, output_file
+from harness._replay import replay_corpus
+from harness._report import printable, render_text, write_json
+from harness._runner import DEFAULT_SHRINK_CALLS, RunConfig, RunResult, run, shrink_transcript
 
 __all__ = ["main", "DEFAULT_SUMMARIZER"]
 
 # The bundled example: a plausible extractive summarizer with the failures real ones have.
 DEFAULT_SUMMARIZER = "harness.summarizers.example:summarize"
 
-EXIT_OK, EXIT_VIOLATIONS, EXIT_USAGE, EXIT_SUMMARIZER = 0, 1, 2, 3
+EXIT_OK, EXIT_VIOLATIONS, EXIT_USAGE, EXIT_SUMMARIZER, EXIT_INCOMPLETE = 0, 1, 2, 3, 4
 
 
 class _Parser(argparse.ArgumentParser):
@@ -46,37 +57,58 @@ def _whole_number(name: str, minimum: int = 1):
     return parse
 
 
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"--timeout expects seconds, got {text!r}") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"--timeout expects seconds > 0, got {text}")
-    return value
+def _positive_number(name: str):
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{name} expects a number, got {text!r}") from None
+        if not value > 0:
+            raise argparse.ArgumentTypeError(f"{name} expects a number > 0, got {text}")
+        return value
+    return parse
+
+
+def _add_call_options(p: argparse.ArgumentParser) -> None:
+    """How the summarizer is called: shared by run, shrink and replay."""
+    p.add_argument("--protocol", choices=("messages", "rich"), default=None,
+                   help="messages: fn(messages, budget) -> messages | str; rich: fn(CompactionRequest) -> "
+                        "CompactionResult (default: the function's compaction_protocol attribute, else messages)")
+    p.add_argument("--timeout", type=_positive_number("--timeout"), default=30.0, metavar="SECONDS",
+                   help="per-call timeout for the summarizer (default 30)")
+    p.add_argument("--inline", action="store_true",
+                   help="call the summarizer in this process (faster, but no timeout and no kill on a hang)")
+    p.add_argument("--cache-dir", metavar="DIR", help="also keep the summarizer call cache on disk here")
+    p.add_argument("--summarizer-version", metavar="TEXT", default=None,
+                   help="key the call cache by this instead of a hash of the summarizer's code (use it when answers "
+                        "depend on more than the code: a prompt file, a model name)")
+    p.add_argument("--max-result-chars", type=_whole_number("--max-result-chars"), default=DEFAULT_MAX_RESULT_CHARS,
+                   metavar="N", help=f"a result larger than this (as JSON) is a summarizer failure "
+                                     f"(default {DEFAULT_MAX_RESULT_CHARS:,})")
+    p.add_argument("--redact-env", action="append", default=[], metavar="NAME",
+                   help="also redact this environment variable's value from everything written (repeatable; "
+                        "names like *_KEY, *_TOKEN, *SECRET* are redacted anyway)")
+    p.add_argument("--quiet", action="store_true", help="no progress output (for CI logs)")
 
 
 def _add_summarizer_options(p: argparse.ArgumentParser, *, required: bool) -> None:
     p.add_argument("--summarizer", required=required, default=None if required else DEFAULT_SUMMARIZER,
                    metavar="SPEC", help="module:function or path/to/file.py:function"
                    + ("" if required else f" (default: the bundled example, {DEFAULT_SUMMARIZER})"))
-    p.add_argument("--protocol", choices=("messages", "rich"), default=None,
-                   help="messages: fn(messages, budget) -> messages | str; rich: fn(CompactionRequest) -> "
-                        "CompactionResult (default: the function's compaction_protocol attribute, else messages)")
+    _add_call_options(p)
     p.add_argument("--budget", type=_whole_number("--budget"), default=2000, metavar="TOKENS",
                    help="token budget of the context; compaction fires at 80%% of it (default 2000)")
     p.add_argument("--only", type=_ids, default=None, metavar="ID,...", help="run only these oracles")
     p.add_argument("--skip", type=_ids, default=(), metavar="ID,...", help="skip these oracles")
-    p.add_argument("--timeout", type=_seconds, default=30.0, metavar="SECONDS",
-                   help="per-call timeout for the summarizer (default 30)")
-    p.add_argument("--inline", action="store_true",
-                   help="call the summarizer in this process (faster, but no timeout)")
     p.add_argument("--stop-on-error", action="store_true", help="stop at the first summarizer failure")
     p.add_argument("--token-counter", metavar="SPEC", default=None,
                    help="module:function counting tokens in a string (default: words plus punctuation marks)")
-    p.add_argument("--cache-dir", metavar="DIR", help="also keep the summarizer call cache on disk here")
+    p.add_argument("--max-time", type=_positive_number("--max-time"), default=None, metavar="SECONDS",
+                   help="stop after this long and report what was found (exit 4 if examples were left unjudged)")
+    p.add_argument("--shrink-calls", type=_whole_number("--shrink-calls"), default=DEFAULT_SHRINK_CALLS,
+                   metavar="N", help=f"new summarizer calls shrinking one failure may make "
+                                     f"(default {DEFAULT_SHRINK_CALLS}); then the smallest so far is reported")
     p.add_argument("--report-json", metavar="FILE", help="write the full report as JSON")
-    p.add_argument("--quiet", action="store_true", help="no progress output (for CI logs)")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -99,16 +131,13 @@ def _parser() -> argparse.ArgumentParser:
     shrink = sub.add_parser("shrink", help="minimize the failures of one transcript given as JSON")
     shrink.add_argument("file", metavar="FILE", help="a transcript JSON document")
     _add_summarizer_options(shrink, required=True)
+    shrink.add_argument("--max-file-mb", type=_positive_number("--max-file-mb"), default=DEFAULT_MAX_FILE_MB,
+                        metavar="MB", help=f"refuse larger transcript files (default {DEFAULT_MAX_FILE_MB})")
 
     replay = sub.add_parser("replay", help="replay a corpus: which saved failures does a summarizer still have?")
     replay.add_argument("directory", metavar="DIR")
     replay.add_argument("--summarizer", required=True, metavar="SPEC")
-    replay.add_argument("--protocol", choices=("messages", "rich"), default=None,
-                        help="the summarizer's protocol (default: as recorded when the entry's summarizer is "
-                             "this one, else messages)")
-    replay.add_argument("--timeout", type=_seconds, default=30.0, metavar="SECONDS")
-    replay.add_argument("--inline", action="store_true")
-    replay.add_argument("--quiet", action="store_true")
+    _add_call_options(replay)
 
     corpus = sub.add_parser("corpus", help="list, add, merge or dedupe corpus entries")
     corpus_sub = corpus.add_subparsers(dest="corpus_command", metavar="ACTION", parser_class=_Parser, required=True)
@@ -126,107 +155,114 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _config(args, **extra):
-    from harness._runner import RunConfig
+def _config(args, **extra) -> RunConfig:
+    """The run's configuration from parsed options (the protocol is resolved by the adapter)."""
+    common = dict(summarizer=args.summarizer, protocol=args.protocol, timeout=args.timeout,
+                  isolation="inline" if args.inline else "process", cache_dir=args.cache_dir, quiet=args.quiet,
+                  max_result_chars=args.max_result_chars, summarizer_version=args.summarizer_version,
+                  redact_env=tuple(args.redact_env))
+    if args.command != "replay":
+        common.update(budget=args.budget, only=args.only, skip=args.skip, stop_on_error=args.stop_on_error,
+                      token_counter=args.token_counter, max_time=args.max_time, shrink_calls=args.shrink_calls)
+    return RunConfig(**common, **extra)
 
-    from harness._adapters import declared_protocol, load_callable
 
-    protocol = args.protocol or declared_protocol(load_callable(args.summarizer))
-    return RunConfig(summarizer=args.summarizer, protocol=protocol, budget=args.budget, only=args.only,
-                     skip=args.skip, timeout=args.timeout, isolation="inline" if args.inline else "process",
-                     stop_on_error=args.stop_on_error, cache_dir=args.cache_dir, quiet=args.quiet,
-                     token_counter=args.token_counter, **extra)
+def _check_paths(args) -> None:
+    """Every path the command will write, checked before any work starts (so a finished run is never lost)."""
+    if getattr(args, "report_json", None):
+        output_file(args.report_json, option="--report-json")
+    if getattr(args, "corpus", None):
+        output_dir(args.corpus, option="--corpus")
+    if getattr(args, "cache_dir", None):
+        output_dir(args.cache_dir, option="--cache-dir")
 
 
-def _finish(result, args) -> int:
-    from harness._report import render_text, write_json
-
+def _finish(result: RunResult, args, saver: CorpusSaver) -> int:
+    """Print the report, then write the JSON; a failed write is reported without masking the verdict."""
     print(render_text(result))
+    code = result.exit_code
+    if saver.directory is not None:
+        print(f"corpus {saver.directory}: {saver.saved} new entr{'y' if saver.saved == 1 else 'ies'}")
+    problems = list(saver.errors)
     if args.report_json:
-        write_json(result, args.report_json)
-    return result.exit_code
+        try:
+            write_json(result, args.report_json)
+        except OSError as exc:
+            problems.append(f"PathError: --report-json {args.report_json!r}: {exc.strerror or exc}")
+    for problem in problems:
+        print(problem, file=sys.stderr)
+    return EXIT_USAGE if problems and code == EXIT_OK else code
 
 
 def _run(args) -> int:
-    from harness._runner import run
-
     config = _config(args, examples=args.examples, seed=args.seed, max_turns=args.max_turns)
-    result = run(config)
-    code = _finish(result, args)
-    if args.corpus:
-        saved = _save_failures(result, args.corpus)
-        print(f"corpus {args.corpus}: {saved} new entr{'y' if saved == 1 else 'ies'}")
-    return code
-
-
-def _save_failures(result, directory: str) -> int:
-    from harness import __version__
-    from harness._corpus import CorpusEntry, now, save_entry
-
-    stamp = now()
-    return sum(
-        save_entry(CorpusEntry(f.invariant, f.fact_kind, result.config.summarizer, result.config.protocol,
-                               result.config.budget, f.transcript, __version__, stamp, f.detail), directory)[1]
-        for f in result.failures
-    )
+    saver = CorpusSaver(args.corpus, summarizer=config.summarizer, protocol=config.protocol, budget=config.budget)
+    return _finish(run(config, on_failure=saver), args, saver)
 
 
 def _replay(args) -> int:
-    from harness._replay import replay_corpus
-
-    outcomes, errors = replay_corpus(args.directory, args.summarizer, protocol=args.protocol, timeout=args.timeout,
-                                     isolation="inline" if args.inline else "process", quiet=args.quiet)
+    replay = replay_corpus(args.directory, _config(args))
     marks = {"failing": "✗ still failing", "fixed": "✓ fixed", "infra": "! summarizer failed"}
-    for o in outcomes:
-        print(f"{marks[o.status]:18} {o.path.name}  {o.entry.invariant} ({o.entry.fact_kind or 'structure'}), "
-              f"{len(o.entry.transcript.turns)} turns: {o.detail}")
-    for error in errors:
-        print(f"{'! unreadable':18} {error}", file=sys.stderr)
-    counts = {s: sum(o.status == s for o in outcomes) for s in marks}
-    print(f"{len(outcomes)} replayed: {counts['failing']} still failing, {counts['fixed']} fixed, "
-          f"{counts['infra']} summarizer failures, {len(errors)} unreadable")
-    if counts["failing"]:
-        return EXIT_VIOLATIONS
-    if errors:
-        return EXIT_USAGE
-    return EXIT_SUMMARIZER if counts["infra"] else EXIT_OK
+    for o in replay.outcomes:
+        print(f"{marks[o.status]:18} {o.path.name}  {printable(o.entry.invariant)} "
+              f"({printable(o.entry.fact_kind or 'structure')}), {len(o.entry.transcript.turns)} turns: "
+              f"{printable(o.detail)}")
+    _print_unreadable(replay.corpus)
+    counts = {s: sum(o.status == s for o in replay.outcomes) for s in marks}
+    print(f"{len(replay.outcomes)} replayed: {counts['failing']} still failing, {counts['fixed']} fixed, "
+          f"{counts['infra']} summarizer failures, {len(replay.corpus.errors)} unreadable"
+          + (f" · interrupted after {len(replay.outcomes)} of {len(replay.corpus.entries)}"
+             if replay.interrupted else ""))
+    return replay.exit_code
+
+
+def _print_unreadable(corpus: Corpus) -> None:
+    for error in corpus.errors:
+        print(f"! unreadable {printable(str(error))}", file=sys.stderr)
+    for warning in corpus.skipped:
+        print(f"! {printable(warning)}", file=sys.stderr)
 
 
 def _corpus(args) -> int:
-    from harness._corpus import dedupe_corpus, load_corpus, load_entry, merge_corpora, save_entry
-
     if args.corpus_command == "list":
-        entries, errors = load_corpus(args.directory)
-        for path, e in entries:
-            print(f"{path.name}  {e.invariant:26} {e.fact_kind or 'structure':20} {len(e.transcript.turns):>4} turns  "
-                  f"{e.summarizer}  {e.found_at}")
-        for error in errors:
-            print(f"! unreadable {error}", file=sys.stderr)
-        print(f"{len(entries)} entries, {len(errors)} unreadable")
-        return EXIT_USAGE if errors else EXIT_OK
+        corpus = load_corpus(args.directory)
+        for path, e in corpus.entries:
+            print(f"{path.name}  {printable(e.invariant):26} {printable(e.fact_kind or 'structure'):20} "
+                  f"{len(e.transcript.turns):>4} turns  {printable(e.summarizer)}  {printable(e.found_at)}")
+        _print_unreadable(corpus)
+        print(f"{len(corpus.entries)} entries, {len(corpus.errors)} unreadable")
+        return EXIT_USAGE if corpus.errors else EXIT_OK
     if args.corpus_command == "add":
-        added = 0
-        for file in args.files:
-            added += save_entry(load_entry(file), args.directory)[1]
+        entries, errors = [], []
+        for file in args.files:  # all or nothing: every file is checked before any is added
+            try:
+                entries.append(load_entry(file))
+            except SchemaError as exc:
+                errors.append(exc)
+        for error in errors:
+            print(f"! unreadable {printable(str(error))}", file=sys.stderr)
+        if errors:
+            print(f"added nothing to {args.directory}: {len(errors)} of {len(args.files)} files are not valid entries")
+            return EXIT_USAGE
+        output_dir(args.directory, option="corpus directory")
+        added = sum(save_entry(entry, args.directory)[1] for entry in entries)
         print(f"added {added} new entr{'y' if added == 1 else 'ies'} to {args.directory}")
         return EXIT_OK
     if args.corpus_command == "merge":
-        added, present, errors = merge_corpora(args.directory, args.sources)
-        for error in errors:
-            print(f"! unreadable {error}", file=sys.stderr)
-        print(f"merged into {args.directory}: {added} added, {present} already there, {len(errors)} unreadable")
-        return EXIT_USAGE if errors else EXIT_OK
+        added, present, read = merge_corpora(args.directory, args.sources)
+        _print_unreadable(read)
+        print(f"merged into {args.directory}: {added} added, {present} already there, {len(read.errors)} unreadable")
+        return EXIT_USAGE if read.errors else EXIT_OK
     removed = dedupe_corpus(args.directory)
     print(f"removed {len(removed)} duplicate entr{'y' if len(removed) == 1 else 'ies'}")
     return EXIT_OK
 
 
 def _shrink(args) -> int:
-    from harness._codec import load
-    from harness._runner import shrink_transcript
-
-    transcript = load(args.file)
-    return _finish(shrink_transcript(transcript, _config(args)), args)
+    transcript = load(args.file, max_mb=args.max_file_mb)
+    config = _config(args, transcript_file=args.file)
+    saver = CorpusSaver(None, summarizer=config.summarizer, protocol=config.protocol, budget=config.budget)
+    return _finish(shrink_transcript(transcript, config), args, saver)
 
 
 def _oracles(args) -> int:
@@ -246,31 +282,45 @@ def main(argv: list[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return EXIT_OK
+    in_main_thread = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _interrupt) if in_main_thread else None
     try:
         if args.command == "oracles":
             return _oracles(args)
         if args.command == "corpus":
             return _corpus(args)
+        _check_paths(args)
         if args.command == "replay":
             return _replay(args)
         _validate_ids(args)
         return _run(args) if args.command == "run" else _shrink(args)
+    except InfraError as exc:  # the adapter reports these as findings; one reaching here is still the summarizer's
+        print(f"InfraError: {printable(str(exc))}", file=sys.stderr)
+        return EXIT_SUMMARIZER
     except HarnessError as exc:
-        print(f"{type(exc).__name__}: {exc}", file=sys.stderr)
+        print(f"{type(exc).__name__}: {printable(str(exc))}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return EXIT_USAGE
+        print("interrupted before anything was judged", file=sys.stderr)
+        return EXIT_INCOMPLETE
     except Exception as exc:  # a bug of ours: say so plainly; the traceback only on request
         print(f"InternalError: {type(exc).__name__}: {exc} (set COMPACTION_HARNESS_DEBUG=1 for the traceback)",
               file=sys.stderr)
         if os.environ.get("COMPACTION_HARNESS_DEBUG"):
             traceback.print_exc()
         return EXIT_USAGE
+    finally:
+        if in_main_thread:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _interrupt(signum, frame) -> None:
+    """SIGTERM as Ctrl-C: the run stops, workers are killed, what was found is reported and saved."""
+    raise KeyboardInterrupt(f"signal {signal.Signals(signum).name}")
 
 
 def _validate_ids(args) -> None:
-    from harness._adapters import load_callable
+    from harness._loading import load_callable
     from oracles import select
 
     select(only=args.only, skip=args.skip)  # raises InvalidArgument naming unknown ids

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from harness._errors import SchemaError
+from harness._files import DEFAULT_MAX_FILE_MB, read_json_file
 from harness._model import (
     SCHEMA_VERSION,
     Fact,
@@ -113,14 +114,12 @@ def loads(text: str, *, source: str = "<document>") -> Transcript:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise SchemaError("<root>", "valid JSON", f"{exc.msg} at line {exc.lineno} column {exc.colno}", source=source) from None
+    except RecursionError:
+        raise SchemaError("<root>", "JSON nested less than about a thousand levels deep", "deeper nesting",
+                          source=source) from None
     return transcript_from_dict(data, source=source)
 
 
-def load(path: str | Path) -> Transcript:
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = getattr(exc, "strerror", None) or getattr(exc, "reason", None) or str(exc)
-        raise SchemaError("<root>", "a readable UTF-8 file", f"{type(exc).__name__} ({reason})", source=str(path)) from None
-    return loads(text, source=str(path))
+def load(path: str | Path, *, max_mb: float = DEFAULT_MAX_FILE_MB) -> Transcript:
+    """Read a transcript file; files over ``max_mb`` are refused before they are read."""
+    return transcript_from_dict(read_json_file(path, max_mb=max_mb), source=str(path))

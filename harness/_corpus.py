@@ -2,30 +2,31 @@
 
 An entry records the minimal transcript, the invariant (and fact kind) it
 broke, the summarizer it broke, the budget and protocol it ran with, the
-harness version and when it was found. The name hashes everything but the
-version and the date, so finding the same failure twice writes one file.
-Writes are atomic (temporary file, then rename): several CI shards or xdist
-workers may save into one directory at once and nothing is lost or half-written.
+harness version, when it was found and the finding's detail. The name hashes
+everything but the version, the date and the detail (wording that may change
+between releases), so finding the same failure twice writes one file. Writes
+are atomic (``harness._files``): several CI shards or xdist workers may save
+into one directory at once, and readers never see a writer's temporary file.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import os
-import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from harness._codec import transcript_from_dict, transcript_to_dict
-from harness._errors import SchemaError
+from harness._errors import HarnessError, SchemaError
+from harness._files import existing_dir, json_files, output_dir, read_json_file, remove_stale_temps, write_atomic
+from harness._loading import load_callable, resolve_protocol
 from harness._model import Transcript
 from harness._schema import Reader, check_version
 
-__all__ = ["CORPUS_VERSION", "CorpusEntry", "entry_to_dict", "entry_from_dict", "entry_name", "save_entry",
-           "load_entry", "load_corpus", "merge_corpora", "dedupe_corpus"]
+__all__ = ["CORPUS_VERSION", "CorpusEntry", "Corpus", "entry_to_dict", "entry_from_dict", "entry_name", "save_entry",
+           "load_entry", "load_corpus", "merge_corpora", "dedupe_corpus", "CorpusSaver"]
 
 CORPUS_VERSION = 1
 
@@ -96,70 +97,73 @@ def entry_name(entry: CorpusEntry) -> str:
     return f"{digest[:20]}.json"
 
 
-def _write_atomic(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def save_entry(entry: CorpusEntry, directory: str | Path) -> tuple[Path, bool]:
     """Save ``entry`` (atomically); returns its path and whether it was new."""
-    directory = Path(directory)
-    directory.mkdir(parents=True, exist_ok=True)
+    directory = output_dir(directory, option="corpus directory")
     path = directory / entry_name(entry)
     if path.exists():
         return path, False
-    _write_atomic(path, json.dumps(entry_to_dict(entry), indent=1, ensure_ascii=False) + "\n")
+    write_atomic(path, json.dumps(entry_to_dict(entry), indent=1, ensure_ascii=False) + "\n")
     return path, True
 
 
 def load_entry(path: str | Path) -> CorpusEntry:
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SchemaError("<root>", "a readable UTF-8 file", type(exc).__name__, source=str(path)) from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise SchemaError("<root>", "valid JSON", f"{exc.msg} at line {exc.lineno} column {exc.colno}",
-                          source=str(path)) from None
-    return entry_from_dict(data, source=str(path))
+    return entry_from_dict(read_json_file(path), source=str(path))
 
 
-def load_corpus(directory: str | Path) -> tuple[list[tuple[Path, CorpusEntry]], list[SchemaError]]:
-    """Every entry that loads, and one error per file that does not (the rest still load)."""
+@dataclass(frozen=True, slots=True)
+class Corpus:
+    """What a corpus directory holds: the entries that load, one error per file that does not,
+    and a warning per file skipped (a FIFO, a folder named ``x.json``)."""
+
+    entries: tuple[tuple[Path, CorpusEntry], ...]
+    errors: tuple[SchemaError, ...] = ()
+    skipped: tuple[str, ...] = field(default=())
+
+
+def load_corpus(directory: str | Path) -> Corpus:
+    """Every entry that loads; a missing directory is a ``PathError``, a bad file an error in the result.
+
+    A file removed by another process while we read (a concurrent dedupe) is
+    simply not there: that is not an error.
+    """
+    files, skipped = json_files(directory)
     entries, errors = [], []
-    for path in sorted(Path(directory).glob("*.json")):
+    for path in files:
         try:
-            entries.append((path, load_entry(path)))
+            data = read_json_file(path, missing_ok=True)
+            if data is not None:
+                entries.append((path, entry_from_dict(data, source=str(path))))
         except SchemaError as exc:
             errors.append(exc)
-    return entries, errors
+    return Corpus(tuple(entries), tuple(errors), tuple(skipped))
 
 
-def merge_corpora(destination: str | Path, sources: list[str | Path]) -> tuple[int, int, list[SchemaError]]:
-    """Copy every valid entry of ``sources`` into ``destination``: (added, already there, errors)."""
-    added = present = 0
-    errors: list[SchemaError] = []
+def merge_corpora(destination: str | Path, sources: list[str | Path]) -> tuple[int, int, Corpus]:
+    """Copy every valid entry of ``sources`` into ``destination``: (added, already there, what was read).
+
+    Every source must be an existing directory, checked before anything is written.
+    """
     for source in sources:
-        entries, bad = load_corpus(source)
-        errors.extend(bad)
-        for _, entry in entries:
+        existing_dir(source, what="corpus merge source")
+    output_dir(destination, option="corpus merge destination")
+    added = present = 0
+    errors, skipped = [], []
+    for source in sources:
+        corpus = load_corpus(source)
+        errors.extend(corpus.errors)
+        skipped.extend(corpus.skipped)
+        for _, entry in corpus.entries:
             _, new = save_entry(entry, destination)
             added += new
             present += not new
-    return added, present, errors
+    return added, present, Corpus((), tuple(errors), tuple(skipped))
 
 
 def dedupe_corpus(directory: str | Path) -> list[Path]:
     """Keep the smallest entry per (summarizer, invariant, fact kind); remove the rest. Returns removed paths."""
-    entries, _ = load_corpus(directory)
+    remove_stale_temps(directory)
+    entries = load_corpus(directory).entries
     best: dict[tuple[str, str, str | None], tuple[Path, CorpusEntry]] = {}
     removed = []
     for path, entry in entries:
@@ -172,9 +176,38 @@ def dedupe_corpus(directory: str | Path) -> list[Path]:
         loser = path if size >= kept_size else kept_path
         if loser == kept_path:
             best[key] = (path, entry)
-        loser.unlink()
+        loser.unlink(missing_ok=True)  # another dedupe may have removed it first
         removed.append(loser)
     return removed
+
+
+class CorpusSaver:
+    """Saves each failure of a run the moment it is final; a failed save is recorded, never fatal.
+
+    ``failure`` is anything with ``invariant``, ``fact_kind``, ``transcript`` and
+    ``detail`` (a ``harness._runner.Failure``).
+    """
+
+    def __init__(self, directory: str | Path | None, *, summarizer: str, protocol: str | None, budget: int):
+        self.directory = directory
+        self.summarizer = summarizer
+        self.protocol = resolve_protocol(load_callable(summarizer), protocol)
+        self.budget = budget
+        self.saved = 0
+        self.errors: list[str] = []
+        self.stamp = now()
+
+    def __call__(self, failure) -> None:
+        if self.directory is None:
+            return
+        from harness import __version__
+
+        entry = CorpusEntry(failure.invariant, failure.fact_kind, self.summarizer, self.protocol, self.budget,
+                            failure.transcript, __version__, self.stamp, failure.detail)
+        try:
+            self.saved += save_entry(entry, self.directory)[1]
+        except (OSError, HarnessError) as exc:
+            self.errors.append(f"{type(exc).__name__}: {exc}")
 
 
 def now() -> str:

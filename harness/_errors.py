@@ -1,8 +1,14 @@
-"""The project's exception hierarchy: one base class, builtin-compatible subclasses."""
+"""The project's exception hierarchy, all in one place: one base class, builtin-compatible subclasses.
+
+The CLI prints any of these as ``TypeName: message`` with exit code 2, except
+``InfraError``, which is a finding about the summarizer (exit code 3), never a
+usage error.
+"""
 
 from __future__ import annotations
 
-__all__ = ["HarnessError", "SchemaError", "InvalidArgument"]
+__all__ = ["HarnessError", "SchemaError", "InvalidArgument", "PathError", "SpecError", "MalformedResult",
+           "InfraError", "INFRA_KINDS"]
 
 
 class HarnessError(Exception):
@@ -26,6 +32,41 @@ class SchemaError(HarnessError, ValueError):
 
 class InvalidArgument(HarnessError, ValueError):
     """A public function or strategy was called with an argument it cannot accept."""
+
+
+class PathError(HarnessError, OSError):
+    """A path given on the command line (or to a library call) cannot be used as asked.
+
+    Raised before any work starts, so a typo in CI fails at once instead of
+    "passing" on an empty directory or losing a finished run's report.
+    """
+
+
+class SpecError(HarnessError, ValueError):
+    """A ``--summarizer`` (or ``--token-counter``) spec that cannot be loaded."""
+
+
+class MalformedResult(HarnessError, TypeError):
+    """A summarizer returned something that is not a valid post-compaction context."""
+
+
+#: How a summarizer can fail, as reported: ``exception`` (it raised or exited), ``timeout``,
+#: ``malformed`` (not a context), ``oversized`` (over the result size limit), ``mutated-input``,
+#: ``crashed`` (its worker process died).
+INFRA_KINDS = ("exception", "timeout", "malformed", "oversized", "mutated-input", "crashed")
+
+
+class InfraError(HarnessError, RuntimeError):
+    """The summarizer itself failed: it raised, hung, returned garbage or mutated its input.
+
+    ``output`` is the tail of what it printed during the call, when anything.
+    """
+
+    def __init__(self, kind: str, message: str, output: str = ""):
+        self.kind = kind
+        self.message = message
+        self.output = output
+        super().__init__(f"{kind}: {message}")
 
 
 def _short(value: object, limit: int = 60) -> str:

@@ -1,15 +1,19 @@
 """A progress line for long runs on stderr; silent with ``quiet``.
 
 On a terminal it redraws one line; in a log (CI) it prints a line every tenth
-of the way, so logs stay short.
+of the way, and long steps with no fixed end (shrinking) a note at most every
+``NOTE_INTERVAL`` seconds, so logs stay short but never go silent.
 """
 
 from __future__ import annotations
 
 import sys
+import time
 from typing import TextIO
 
-__all__ = ["Progress"]
+__all__ = ["Progress", "NOTE_INTERVAL"]
+
+NOTE_INTERVAL = 10.0
 
 
 class Progress:
@@ -21,6 +25,7 @@ class Progress:
         self.done = 0
         self._tty = bool(getattr(self.stream, "isatty", lambda: False)())
         self._last_decile = -1
+        self._last_note = 0.0
 
     def advance(self, note: str = "") -> None:
         self.done = min(self.total, self.done + 1)
@@ -40,6 +45,20 @@ class Progress:
         if decile != self._last_decile:
             self._last_decile = decile
             self.stream.write(line + "\n")
+            self.stream.flush()
+
+    def note(self, text: str) -> None:
+        """A status line for open-ended work: redrawn on a terminal, throttled in a log."""
+        if self.quiet:
+            return
+        if self._tty:
+            self.stream.write("\r\033[K" + text[:200])
+            self.stream.flush()
+            return
+        now = time.monotonic()
+        if now - self._last_note >= NOTE_INTERVAL:
+            self._last_note = now
+            self.stream.write(text + "\n")
             self.stream.flush()
 
     def message(self, text: str) -> None:

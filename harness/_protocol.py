@@ -8,11 +8,12 @@ self-report and a structured ledger. Both end up as a ``CompactionResult``.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from harness._errors import HarnessError
+from harness._errors import MalformedResult, _short
 from harness._messages import to_messages
 from harness._model import Fact, Role, ToolCall, Turn
 
@@ -25,11 +26,11 @@ __all__ = [
     "result_to_dict",
     "result_from_dict",
     "request_key_material",
+    "result_size",
 ]
 
-
-class MalformedResult(HarnessError, TypeError):
-    """A summarizer returned something that is not a valid post-compaction context."""
+# OpenAI's newer name for the system role; both arrive from the chat APIs teams use.
+_ROLE_ALIASES = {"developer": Role.SYSTEM}
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,43 +92,153 @@ class CompactionResult:
         return "\n".join(t.text for t in self.messages)
 
 
+def _content_text(content: Any, where: str) -> str:
+    """Message content as text: a string, or a list of parts whose text parts are joined."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        texts = []
+        for j, part in enumerate(content):
+            if isinstance(part, str):
+                texts.append(part)
+            elif isinstance(part, dict):
+                text = part.get("text")
+                if text is not None and not isinstance(text, str):
+                    raise MalformedResult(f"{where}.content[{j}].text: expected a string, got {type(text).__name__}")
+                if text is not None:
+                    texts.append(text)  # image and other non-text parts carry nothing the oracles can read
+            else:
+                raise MalformedResult(f"{where}.content[{j}]: expected a part object or a string, "
+                                      f"got {type(part).__name__}")
+        return "\n".join(texts)
+    raise MalformedResult(f"{where}.content: expected a string or a list of parts, got {type(content).__name__}")
+
+
 def _turn_from_message(message: Any, index: int) -> Turn:
+    where = f"message [{index}]"
+    if isinstance(message, Turn):
+        return _checked_turn(message, where)
     if not isinstance(message, dict):
-        raise MalformedResult(f"message [{index}]: expected a dict, got {type(message).__name__}")
+        raise MalformedResult(f"{where}: expected a dict, got {type(message).__name__}")
     role = message.get("role")
     try:
-        role = Role(role)
-    except ValueError:
-        raise MalformedResult(f"message [{index}].role: expected one of system, user, assistant, tool, got {role!r}") from None
-    content = message.get("content")
-    if content is None:
-        content = ""
-    if not isinstance(content, str):
-        raise MalformedResult(f"message [{index}].content: expected a string, got {type(content).__name__}")
+        role = _ROLE_ALIASES.get(role) or Role(role)
+    except (ValueError, TypeError):
+        raise MalformedResult(f"{where}.role: expected one of system, developer, user, assistant, tool, "
+                              f"got {_short(role)}") from None
+    content = _content_text(message.get("content"), where)
+    raw_calls = message.get("tool_calls")
+    if raw_calls is not None and not isinstance(raw_calls, list | tuple):
+        raise MalformedResult(f"{where}.tool_calls: expected a list, got {type(raw_calls).__name__}")
     calls = []
-    for j, call in enumerate(message.get("tool_calls") or ()):
+    for j, call in enumerate(raw_calls or ()):
         fn = call.get("function", {}) if isinstance(call, dict) else None
         if not isinstance(fn, dict) or not isinstance(call.get("id"), str) or not isinstance(fn.get("name"), str):
-            raise MalformedResult(f"message [{index}].tool_calls[{j}]: expected {{id, function: {{name, arguments}}}}")
-        calls.append(ToolCall(call["id"], fn["name"], str(fn.get("arguments", "{}"))))
+            raise MalformedResult(f"{where}.tool_calls[{j}]: expected {{id, function: {{name, arguments}}}}")
+        arguments = fn.get("arguments", "{}")
+        if not isinstance(arguments, str):  # some clients hand arguments over already parsed
+            try:
+                arguments = json.dumps(arguments, ensure_ascii=False, sort_keys=True)
+            except (TypeError, ValueError):
+                raise MalformedResult(f"{where}.tool_calls[{j}].function.arguments: expected JSON text or a "
+                                      f"JSON value, got {type(arguments).__name__}") from None
+        calls.append(ToolCall(call["id"], fn["name"], arguments))
     call_id = message.get("tool_call_id")
+    if call_id is not None and not isinstance(call_id, str):
+        raise MalformedResult(f"{where}.tool_call_id: expected a string, got {type(call_id).__name__}")
     try:
-        return Turn(role, content, tuple(calls), call_id if isinstance(call_id, str) else None)
+        return Turn(role, content, tuple(calls), call_id)
     except ValueError as exc:
-        raise MalformedResult(f"message [{index}]: {exc}") from None
+        raise MalformedResult(f"{where}: {exc}") from None
 
 
-def result_from_return(value: Any) -> CompactionResult:
-    """Normalise what a summarizer returned: a CompactionResult, a string, or a list of messages."""
-    if isinstance(value, CompactionResult):
-        return value
+def _checked_turn(turn: Turn, where: str) -> Turn:
+    """A Turn a rich summarizer built itself: frozen dataclasses do not check field types, so we do."""
+    if not isinstance(turn.role, Role):
+        raise MalformedResult(f"{where}.role: expected a Role, got {_short(turn.role)}")
+    if not isinstance(turn.text, str):
+        raise MalformedResult(f"{where}.text: expected a string, got {type(turn.text).__name__}")
+    if not isinstance(turn.tool_calls, tuple) or not all(
+            isinstance(c, ToolCall) and isinstance(c.id, str) and isinstance(c.name, str)
+            and isinstance(c.arguments, str) for c in turn.tool_calls):
+        raise MalformedResult(f"{where}.tool_calls: expected a tuple of ToolCall with string fields")
+    if turn.tool_call_id is not None and not isinstance(turn.tool_call_id, str):
+        raise MalformedResult(f"{where}.tool_call_id: expected a string, got {type(turn.tool_call_id).__name__}")
+    return turn
+
+
+def _str_tuple(value: Any, where: str) -> tuple[str, ...]:
+    if isinstance(value, str) or not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
+        raise MalformedResult(f"{where}: expected a list of strings, got {_short(value)}")
+    return tuple(value)
+
+
+def _optional_str(value: Any, where: str) -> str | None:
+    if value is not None and not isinstance(value, str):
+        raise MalformedResult(f"{where}: expected a string or null, got {_short(value)}")
+    return value
+
+
+def _ledger_entry(value: Any, index: int) -> LedgerEntry:
+    where = f"ledger[{index}]"
+    if isinstance(value, LedgerEntry):
+        raw = {"kind": value.kind, "literals": value.literals, "polarity": value.polarity, "status": value.status,
+               "details": value.details, "fact_id": value.fact_id}
+    elif isinstance(value, dict):
+        raw = value
+    else:
+        raise MalformedResult(f"{where}: expected a LedgerEntry, got {type(value).__name__}")
+    kind, status = raw.get("kind"), raw.get("status", "open")
+    if not isinstance(kind, str) or not kind:
+        raise MalformedResult(f"{where}.kind: expected a non-empty string, got {_short(kind)}")
+    if not isinstance(status, str):
+        raise MalformedResult(f"{where}.status: expected a string, got {_short(status)}")
+    details = raw.get("details") or ()
+    pairs = details.items() if isinstance(details, dict) else details
+    try:
+        pairs = tuple(sorted((k, v) for k, v in pairs))
+    except (TypeError, ValueError):
+        raise MalformedResult(f"{where}.details: expected string keys and values, got {_short(details)}") from None
+    if not all(isinstance(k, str) and isinstance(v, str) for k, v in pairs):
+        raise MalformedResult(f"{where}.details: expected string keys and values, got {_short(details)}")
+    return LedgerEntry(kind, _str_tuple(raw.get("literals"), f"{where}.literals"),
+                       _optional_str(raw.get("polarity"), f"{where}.polarity"), status, pairs,
+                       _optional_str(raw.get("fact_id"), f"{where}.fact_id"))
+
+
+def _messages(value: Any) -> tuple[Turn, ...]:
     if isinstance(value, str):
-        return CompactionResult((Turn(Role.SYSTEM, value),))
-    if isinstance(value, Sequence) and not isinstance(value, (bytes, bytearray)):
-        return CompactionResult(tuple(_turn_from_message(m, i) for i, m in enumerate(value)))
+        return (Turn(Role.SYSTEM, value),)
+    if isinstance(value, Sequence) and not isinstance(value, bytes | bytearray):
+        return tuple(_turn_from_message(m, i) for i, m in enumerate(value))
     raise MalformedResult(
         f"expected a string, a list of message dicts or a CompactionResult, got {type(value).__name__}"
     )
+
+
+def _result(messages: Any, ledger: Any, self_report: Any) -> CompactionResult:
+    if ledger is not None and (isinstance(ledger, str | dict) or not isinstance(ledger, Sequence)):
+        raise MalformedResult(f"ledger: expected a list of entries or None, got {type(ledger).__name__}")
+    return CompactionResult(
+        _messages(messages),
+        ledger=None if ledger is None else tuple(_ledger_entry(e, i) for i, e in enumerate(ledger)),
+        self_report=None if self_report is None else _str_tuple(self_report, "self_report"),
+    )
+
+
+def result_from_return(value: Any) -> CompactionResult:
+    """Normalise what a summarizer returned: a CompactionResult, a string, or a list of messages.
+
+    Every field is checked, since a summarizer may build a ``CompactionResult``
+    with anything in it; a bad one raises ``MalformedResult`` naming the field.
+    """
+    if isinstance(value, CompactionResult):
+        if isinstance(value.messages, str):
+            raise MalformedResult("messages: expected a sequence of turns, got str")
+        return _result(value.messages, value.ledger, value.self_report)
+    return CompactionResult(_messages(value))
 
 
 def result_to_dict(result: CompactionResult) -> dict[str, Any]:
@@ -144,17 +255,16 @@ def result_to_dict(result: CompactionResult) -> dict[str, Any]:
     return out
 
 
-def result_from_dict(data: dict[str, Any]) -> CompactionResult:
-    base = result_from_return(data["messages"])
-    ledger = None
-    if data.get("ledger") is not None:
-        ledger = tuple(
-            LedgerEntry(e["kind"], tuple(e["literals"]), e.get("polarity"), e.get("status", "open"),
-                        tuple(sorted(e.get("details", {}).items())), e.get("fact_id"))
-            for e in data["ledger"]
-        )
-    report = tuple(data["self_report"]) if data.get("self_report") is not None else None
-    return CompactionResult(base.messages, ledger=ledger, self_report=report)
+def result_from_dict(data: Any) -> CompactionResult:
+    """Inverse of ``result_to_dict``; anything else (a damaged cache file) raises ``MalformedResult``."""
+    if not isinstance(data, dict) or "messages" not in data:
+        raise MalformedResult(f"expected an object with 'messages', got {type(data).__name__}")
+    return _result(data["messages"], data.get("ledger"), data.get("self_report"))
+
+
+def result_size(data: dict[str, Any]) -> int:
+    """Characters of a normalised result as JSON: what the size limit measures."""
+    return len(json.dumps(data, ensure_ascii=False))
 
 
 def request_key_material(request: CompactionRequest) -> dict[str, Any]:

@@ -55,14 +55,13 @@ def pytest_configure(config: pytest.Config) -> None:
                                 "expected messages or rich")
     for name, minimum in (("summarizer_budget", 1), ("summarizer_max_turns", 1)):
         _int_option(config, name, minimum)
-    from harness._adapters import SpecError, declared_protocol, load_callable
+    from harness._errors import SpecError
+    from harness._loading import load_callable, resolve_protocol
 
-    try:
-        fn = load_callable(spec)
+    try:  # fail at start-up, naming the option, rather than in every test
+        resolve_protocol(load_callable(spec), config.getoption("summarizer_protocol"), option="--summarizer-protocol")
     except SpecError as exc:
         raise pytest.UsageError(str(exc)) from None
-    if config.getoption("summarizer_protocol") is None:
-        config.option.summarizer_protocol = declared_protocol(fn)
     workerinput = getattr(config, "workerinput", None)
     if workerinput is not None and "compaction_harness_seed" in workerinput:
         seed = workerinput["compaction_harness_seed"]  # every xdist worker uses the controller's seed
@@ -117,6 +116,7 @@ class HarnessItem(pytest.Item):
 
     def _property(self) -> None:
         from harness._profiles import profile
+        from harness._corpus import CorpusSaver
         from harness._report import render_text
         from harness._runner import RunConfig, run
 
@@ -128,23 +128,22 @@ class HarnessItem(pytest.Item):
                            max_turns=int(cfg.getoption("summarizer_max_turns")),
                            budget=int(cfg.getoption("summarizer_budget")), quiet=True,
                            database=str(database) if database else None)
-        result = run(config)
-        if cfg.getoption("summarizer_save") and result.failures:
-            from harness._cli import _save_failures
-
-            _save_failures(result, cfg.getoption("summarizer_corpus"))
+        corpus = cfg.getoption("summarizer_corpus") if cfg.getoption("summarizer_save") else None
+        saver = CorpusSaver(corpus, summarizer=config.summarizer, protocol=config.protocol, budget=config.budget)
+        result = run(config, on_failure=saver)
         if result.exit_code:
             raise HarnessFailure(render_text(result))
 
     def _replay(self) -> None:
-        from harness._adapters import Summarizer
         from harness._corpus import load_entry
-        from harness._replay import replay_entry
+        from harness._replay import recorded_protocol, replay_entry
+        from harness._runner import RunConfig, open_summarizer
 
         entry = load_entry(self.entry_path)
-        with Summarizer(self.config.getoption("summarizer"),
-                        protocol=self.config.getoption("summarizer_protocol")) as summarizer:
-            outcome = replay_entry(self.entry_path, entry, summarizer)
+        config = RunConfig(summarizer=self.config.getoption("summarizer"),
+                           protocol=self.config.getoption("summarizer_protocol"), quiet=True)
+        with open_summarizer(config, recorded_protocol=recorded_protocol(entry, config.summarizer)) as summarizer:
+            outcome = replay_entry(self.entry_path, entry, summarizer, config)
         if outcome.status != "fixed":
             raise HarnessFailure(f"{self.entry_path.name}: {entry.invariant} ({entry.fact_kind or 'structure'}) "
                                  f"{outcome.status}: {outcome.detail}")

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 
 from harness._adapters import Summarizer
-from harness._corpus import CorpusEntry, load_corpus
-from harness._errors import SchemaError
+from harness._corpus import Corpus, CorpusEntry, load_corpus
 from harness._progress import Progress
+from harness._runner import RunConfig, evaluate, open_summarizer
 
-__all__ = ["ReplayOutcome", "replay_entry", "replay_corpus"]
+__all__ = ["ReplayOutcome", "Replay", "replay_entry", "replay_corpus"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,38 +24,71 @@ class ReplayOutcome:
     detail: str
 
 
-def replay_entry(path: Path, entry: CorpusEntry, summarizer: Summarizer) -> ReplayOutcome:
-    from harness._runner import RunConfig, evaluate
+@dataclass(frozen=True, slots=True)
+class Replay:
+    """A corpus replayed: one outcome per entry judged, what could not be read, and whether it was cut short."""
+
+    outcomes: tuple[ReplayOutcome, ...]
+    corpus: Corpus
+    interrupted: bool = False
+
+    @property
+    def exit_code(self) -> int:
+        """1 still failing; 2 unreadable entries; 3 the summarizer failed; 4 interrupted; 0 all fixed."""
+        statuses = {o.status for o in self.outcomes}
+        if "failing" in statuses:
+            return 1
+        if self.corpus.errors:
+            return 2
+        if "infra" in statuses:
+            return 3
+        return 4 if self.interrupted else 0
+
+
+def replay_entry(path: Path, entry: CorpusEntry, summarizer: Summarizer, config: RunConfig | None = None
+                 ) -> ReplayOutcome:
+    """Judge one entry with the entry's own budget (and, when the invariant still exists, that oracle only)."""
     from oracles import select
 
-    config = RunConfig(summarizer=summarizer.spec, protocol=summarizer.protocol, budget=entry.budget)
+    config = dataclasses.replace(config or RunConfig(summarizer=summarizer.spec), budget=entry.budget)
     chosen = select(only=[entry.invariant]) if entry.invariant in {o.id for o in select()} else select()
     ev = evaluate(entry.transcript, summarizer, config, chosen)
+    if entry.key in ev.violations:  # a violation counts even if the summarizer failed in a later round
+        return ReplayOutcome(path, entry, "failing", ev.violations[entry.key][0].detail)
     if ev.infra is not None:
         return ReplayOutcome(path, entry, "infra", f"{ev.infra.kind}: {ev.infra.message}")
-    if entry.key in ev.violations:
-        return ReplayOutcome(path, entry, "failing", ev.violations[entry.key][0].detail)
     return ReplayOutcome(path, entry, "fixed", "the invariant holds now")
 
 
-def replay_corpus(directory: str | Path, spec: str, *, protocol: str | None = None, timeout: float = 30.0,
-                  isolation: str = "process", quiet: bool = False) -> tuple[list[ReplayOutcome], list[SchemaError]]:
-    """Replay every loadable entry; files that fail to load are returned as errors, the rest still run."""
-    entries, errors = load_corpus(directory)
-    summarizers: dict[str, Summarizer] = {}
-    progress = Progress(len(entries), label="replaying", quiet=quiet)
+def recorded_protocol(entry: CorpusEntry, spec: str) -> str | None:
+    """The protocol saved with an entry counts only for the summarizer that entry was saved from."""
+    return entry.protocol if entry.summarizer == spec else None
+
+
+def replay_corpus(directory: str | Path, config: RunConfig) -> Replay:
+    """Replay every loadable entry of ``directory`` (which must exist) against ``config.summarizer``.
+
+    The protocol is decided per entry by ``resolve_protocol``: ``config.protocol``
+    if given, else the function's declared one, else the one the entry recorded
+    for this same summarizer. Ctrl-C (or SIGTERM via the CLI) stops the replay
+    and reports the entries judged so far.
+    """
+    corpus = load_corpus(directory)
+    summarizers: dict[str | None, Summarizer] = {}
+    progress = Progress(len(corpus.entries), label="replaying", quiet=config.quiet)
     outcomes = []
+    interrupted = False
     try:
-        for path, entry in entries:
-            # The protocol belongs to the summarizer: the entry's only when it is the same summarizer.
-            chosen_protocol = protocol or (entry.protocol if entry.summarizer == spec else "messages")
-            if chosen_protocol not in summarizers:
-                summarizers[chosen_protocol] = Summarizer(spec, protocol=chosen_protocol, timeout=timeout,
-                                                          isolation=isolation)
-            outcomes.append(replay_entry(path, entry, summarizers[chosen_protocol]))
+        for path, entry in corpus.entries:
+            recorded = recorded_protocol(entry, config.summarizer)
+            if recorded not in summarizers:
+                summarizers[recorded] = open_summarizer(config, recorded_protocol=recorded)
+            outcomes.append(replay_entry(path, entry, summarizers[recorded], config))
             progress.advance()
+    except KeyboardInterrupt:
+        interrupted = True
     finally:
         for s in summarizers.values():
             s.close()
         progress.finish()
-    return outcomes, errors
+    return Replay(tuple(outcomes), corpus, interrupted)

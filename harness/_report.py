@@ -4,20 +4,32 @@ from __future__ import annotations
 
 import json
 import shlex
+import unicodedata
 from pathlib import Path
 from typing import Any
 
 from harness._codec import transcript_to_dict
+from harness._files import write_atomic
 from harness._runner import Failure, RunResult, turn_stats
 
-__all__ = ["render_text", "report_dict", "write_json", "reproduce_command"]
+__all__ = ["render_text", "report_dict", "write_json", "reproduce_command", "printable"]
+
+
+def printable(text: str) -> str:
+    """``text`` safe for a terminal: control characters (escape codes) shown as ``\\x1b``, never sent raw."""
+    return "".join(ch if ch in "\n\t" or unicodedata.category(ch)[0] != "C" else ch.encode("unicode_escape")
+                   .decode("ascii") for ch in text)
 
 
 def reproduce_command(result: RunResult, *, only: str | None = None) -> str:
     c = result.config
-    parts = ["compaction-harness", "run", "--summarizer", c.summarizer, "--protocol", c.protocol,
-             "--seed", str(result.seed), "--examples", str(c.examples), "--max-turns", str(c.max_turns),
-             "--budget", str(c.budget)]
+    if c.transcript_file is not None:
+        parts = ["compaction-harness", "shrink", c.transcript_file, "--summarizer", c.summarizer,
+                 "--protocol", result.protocol, "--budget", str(c.budget)]
+    else:
+        parts = ["compaction-harness", "run", "--summarizer", c.summarizer, "--protocol", result.protocol,
+                 "--seed", str(result.seed), "--examples", str(c.examples), "--max-turns", str(c.max_turns),
+                 "--budget", str(c.budget)]
     if c.token_counter:
         parts += ["--token-counter", c.token_counter]
     if only or c.only:
@@ -45,6 +57,8 @@ def _failure_block(result: RunResult, f: Failure) -> list[str]:
         lines.append(f"  context had: {_clip(f.found)}")
     lines.append(f"  minimal transcript: {len(t.turns)} turns (from {f.original_turns}), {len(t.facts)} facts, "
                  f"shrunk in {f.shrink_checks} checks, {f.shrink_calls} new summarizer calls")
+    if f.shrink_stopped:
+        lines.append(f"  shrinking stopped early ({f.shrink_stopped}): the smallest failing transcript found so far")
     for i, turn in enumerate(t.turns[:12]):
         calls = "".join(f" [call {c.name} id={c.id}]" for c in turn.tool_calls)
         answer = f" [result for {turn.tool_call_id}]" if turn.tool_call_id else ""
@@ -62,9 +76,14 @@ def _failure_block(result: RunResult, f: Failure) -> list[str]:
 
 
 def render_text(result: RunResult) -> str:
+    """The report people read; everything from the summarizer is made printable first."""
+    return printable(_render(result))
+
+
+def _render(result: RunResult) -> str:
     c = result.config
     out = [
-        f"compaction-harness: {c.summarizer} ({c.protocol}) · seed {result.seed} · {result.examples_run} examples "
+        f"compaction-harness: {c.summarizer} ({result.protocol}) · seed {result.seed} · {result.examples_run} examples "
         f"({turn_stats(result.turns)}) · {result.summarizer_calls} summarizer calls, {result.cache_hits} cache hits",
     ]
     for f in result.failures:
@@ -77,13 +96,28 @@ def render_text(result: RunResult) -> str:
             kinds.setdefault(e.kind, []).append(e)
         for kind, errors in kinds.items():
             out.append(f"! summarizer failure ({kind}) in {len(errors)} example(s): {errors[0].message}")
+            if errors[0].output:
+                out.append("  it printed (last lines):")
+                out.extend(f"    | {line}" for line in errors[0].output.splitlines()[-8:])
+    if result.cache_discarded:
+        out.append("")
+        out.append(f"! call cache: {len(result.cache_discarded)} damaged entr"
+                   f"{'y' if len(result.cache_discarded) == 1 else 'ies'} ignored and recomputed "
+                   f"(first: {result.cache_discarded[0]})")
+    if result.incomplete:
+        out.append("")
+        out.append(f"! incomplete: {result.incomplete} after judging {result.examples_run} of {c.examples} "
+                   f"example(s)" if c.transcript_file is None else f"! incomplete: {result.incomplete}")
     if result.degradations:
         out.append("")
         out.append("degraded (honest but coarser; not failures): "
                    + ", ".join(f"{k} ×{v}" for k, v in sorted(result.degradations.items())))
     out.append("")
     verdict = {0: "no violation found", 1: f"{len(result.failures)} distinct violation(s) found",
-               3: "the summarizer itself failed; no violation found"}[result.exit_code]
+               3: "the summarizer itself failed; no violation found",
+               4: "incomplete; no violation found in what was judged"}[result.exit_code]
+    if result.failures and result.infra_errors:
+        verdict += f"; the summarizer also failed in {len(result.infra_errors)} example(s)"
     out.append(f"{verdict} · reproduce the run: {reproduce_command(result)}")
     return "\n".join(out)
 
@@ -91,7 +125,7 @@ def render_text(result: RunResult) -> str:
 def report_dict(result: RunResult) -> dict[str, Any]:
     return {
         "summarizer": result.config.summarizer,
-        "protocol": result.config.protocol,
+        "protocol": result.protocol,
         "seed": result.seed,
         "examples_run": result.examples_run,
         "summarizer_calls": result.summarizer_calls,
@@ -106,6 +140,7 @@ def report_dict(result: RunResult) -> dict[str, Any]:
                 "original_turns": f.original_turns,
                 "shrink_checks": f.shrink_checks,
                 "shrink_summarizer_calls": f.shrink_calls,
+                "shrink_stopped": f.shrink_stopped,
                 "round": f.round,
                 "boundary": f.boundary,
                 "transcript": transcript_to_dict(f.transcript),
@@ -118,10 +153,13 @@ def report_dict(result: RunResult) -> dict[str, Any]:
             for f in result.failures
         ],
         "degradations": result.degradations,
-        "infra_errors": [{"kind": e.kind, "message": e.message, "example": e.example} for e in result.infra_errors],
+        "infra_errors": [{"kind": e.kind, "message": e.message, "example": e.example, "output": e.output}
+                         for e in result.infra_errors],
+        "incomplete": result.incomplete,
+        "cache_discarded": list(result.cache_discarded),
         "exit_code": result.exit_code,
     }
 
 
 def write_json(result: RunResult, path: str | Path) -> None:
-    Path(path).write_text(json.dumps(report_dict(result), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    write_atomic(Path(path), json.dumps(report_dict(result), indent=2, ensure_ascii=False) + "\n")

@@ -12,6 +12,8 @@ import functools
 import random
 import secrets
 import statistics
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,15 +21,24 @@ from hypothesis import HealthCheck, Phase, Verbosity, find, settings
 from hypothesis.database import DirectoryBasedExampleDatabase
 from hypothesis.errors import NoSuchExample, Unsatisfiable
 
-from harness._adapters import InfraError, Summarizer
+from harness._adapters import Summarizer
+from harness._cache import CallCache
+from harness._calling import DEFAULT_MAX_RESULT_CHARS
+from harness._errors import InfraError
+from harness._loading import load_callable
 from harness._minimize import minimize
 from harness._model import Transcript
 from harness._progress import Progress
-from harness._protocol import result_to_dict
+from harness._protocol import CompactionRequest, CompactionResult, result_to_dict
+from harness._redact import Redactor
 from harness._session import SessionConfig, run_session
 from harness._tokens import count_tokens
 
-__all__ = ["RunConfig", "Failure", "InfraFailure", "RunResult", "Evaluation", "evaluate", "run", "shrink_transcript"]
+__all__ = ["RunConfig", "Failure", "InfraFailure", "RunResult", "Evaluation", "evaluate", "run", "shrink_transcript",
+           "open_summarizer"]
+
+#: New summarizer calls one failure's shrinking may make before it reports the smallest transcript so far.
+DEFAULT_SHRINK_CALLS = 500
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,7 +46,7 @@ class RunConfig:
     """Everything a run depends on; the seed makes it reproducible."""
 
     summarizer: str
-    protocol: str = "messages"
+    protocol: str | None = None  # None: the summarizer's declared protocol (harness._loading.resolve_protocol)
     examples: int = 50
     seed: int | None = None
     min_turns: int = 20
@@ -51,11 +62,21 @@ class RunConfig:
     quiet: bool = False
     token_counter: str | None = None  # module:function, str -> int; default harness.count_tokens
     database: str | None = None  # a Hypothesis example database directory: each failure's shrunk example is kept
+    max_time: float | None = None  # seconds for the whole run; then a partial report
+    shrink_calls: int = DEFAULT_SHRINK_CALLS
+    max_result_chars: int = DEFAULT_MAX_RESULT_CHARS
+    summarizer_version: str | None = None  # replaces the code fingerprint in cache keys
+    redact_env: tuple[str, ...] = ()  # more environment variables whose values never reach a file
+    transcript_file: str | None = None  # set by ``shrink``: the file the reproduce command names
 
 
 @dataclass(frozen=True, slots=True)
 class Failure:
-    """One distinct minimal failure, ready to report."""
+    """One distinct minimal failure, ready to report.
+
+    ``shrink_stopped`` says why shrinking ended early (a budget, an interrupt),
+    in which case ``transcript`` is the smallest failing one found until then.
+    """
 
     invariant: str
     severity: str
@@ -71,6 +92,7 @@ class Failure:
     original_turns: int
     shrink_checks: int
     shrink_calls: int = 0
+    shrink_stopped: str | None = None
 
     @property
     def key(self) -> tuple[str, str | None]:
@@ -79,15 +101,21 @@ class Failure:
 
 @dataclass(frozen=True, slots=True)
 class InfraFailure:
+    """The summarizer failed on one example (``kind`` is one of ``INFRA_KINDS``)."""
+
     kind: str
     message: str
     example: int
+    output: str = ""
 
 
 @dataclass(frozen=True)
 class RunResult:
+    """Everything a report needs. ``incomplete`` says why not every example was judged, if so."""
+
     config: RunConfig
     seed: int
+    protocol: str
     examples_run: int
     summarizer_calls: int
     cache_hits: int
@@ -95,36 +123,57 @@ class RunResult:
     degradations: dict[str, int]
     infra_errors: tuple[InfraFailure, ...]
     turns: tuple[int, ...] = field(default=())
+    incomplete: str | None = None
+    cache_discarded: tuple[str, ...] = ()
 
     @property
     def exit_code(self) -> int:
+        """1 violations; 3 the summarizer failed; 4 not every example was judged; 0 only when all were, cleanly."""
         if self.failures:
             return 1
-        return 3 if self.infra_errors else 0
+        if self.infra_errors:
+            return 3
+        return 4 if self.incomplete else 0
+
+
+class _Stop(BaseException):
+    """Unwinds exploration or shrinking at once (through Hypothesis, which re-raises BaseException)."""
+
+
+#: One violation as first seen: the finding, the round index, the boundary and the context returned.
+Violation = tuple[Any, int | None, int | None, dict[str, Any] | None]
 
 
 @dataclass
 class Evaluation:
-    """What one transcript's session showed: findings by key, where, and any infra error."""
+    """What one transcript's session showed: findings by key, where, and any infra error.
 
-    violations: dict[tuple[str, str | None], tuple[Any, int, int, dict[str, Any]]] = field(default_factory=dict)
+    Rounds judged before the summarizer failed keep their findings: a later
+    error never hides an earlier violation.
+    """
+
+    violations: dict[tuple[str, str | None], Violation] = field(default_factory=dict)
     degradations: list[str] = field(default_factory=list)
     infra: InfraError | None = None
     boundaries: tuple[int, ...] = ()
+    stopped: bool = False  # a budget or an interrupt ended the session before its end
 
 
-def evaluate(transcript: Transcript, summarizer: Summarizer, config: RunConfig, chosen) -> Evaluation:
-    """Run one session and judge every round, plus the session as a whole."""
+def evaluate(transcript: Transcript, summarize: Callable[[CompactionRequest], CompactionResult], config: RunConfig,
+             chosen) -> Evaluation:
+    """Run one session and judge every round it completed, plus the session as a whole."""
     from oracles import Case, SessionCase, check, check_session
 
     ev = Evaluation()
     counter = _counter(config.token_counter)
     session = SessionConfig(budget=config.budget, trigger=config.trigger, count_tokens=counter)
+    rounds = []
     try:
-        rounds = run_session(transcript, summarizer, session)
+        run_session(transcript, summarize, session, on_round=lambda rnd: rounds.append(rnd) and False)
     except InfraError as exc:
         ev.infra = exc
-        return ev
+    except _Stop:
+        ev.stopped = True
     ev.boundaries = tuple(r.boundary for r in rounds)
     for rnd in rounds:
         verdict = check(Case(transcript, rnd.boundary, config.budget, rnd.result, count_tokens=counter), chosen)
@@ -144,13 +193,59 @@ def evaluate(transcript: Transcript, summarizer: Summarizer, config: RunConfig, 
 def _counter(spec: str | None):
     if spec is None:
         return count_tokens
-    from harness._adapters import load_callable
-
     return load_callable(spec, option="--token-counter")
 
 
-class _StopRun(Exception):
-    """Raised out of exploration when the user asked to stop at the first infra error."""
+def open_summarizer(config: RunConfig, *, recorded_protocol: str | None = None) -> Summarizer:
+    """The summarizer a run calls, built from its config (the one place the options meet the adapter)."""
+    return Summarizer(config.summarizer, protocol=config.protocol, timeout=config.timeout,
+                      isolation=config.isolation, cache=CallCache(config.cache_dir),
+                      max_result_chars=config.max_result_chars, version=config.summarizer_version,
+                      redactor=Redactor.from_environ(extra_names=config.redact_env),
+                      recorded_protocol=recorded_protocol)
+
+
+class _Budget:
+    """When work must stop: the run's deadline, an interrupt, and the current failure's shrink calls."""
+
+    def __init__(self, config: RunConfig, summarizer: Summarizer):
+        self._deadline = time.monotonic() + config.max_time if config.max_time else None
+        self._max_time = config.max_time
+        self._shrink_calls = config.shrink_calls
+        self._summarizer = summarizer
+        self._calls_at_start: int | None = None
+        self.stopped: str | None = None  # why the run stopped early, for the report
+
+    def interrupt(self, reason: str = "interrupted") -> None:
+        self.stopped = self.stopped or reason
+
+    def start_shrinking(self) -> None:
+        self._calls_at_start = self._summarizer.calls
+
+    def shrink_calls(self) -> int:
+        return self._summarizer.calls - (self._calls_at_start or 0)
+
+    def check(self) -> str | None:
+        """Why to stop now, or None. Run-wide reasons stick; the shrink allowance is per failure."""
+        if self.stopped is None and self._deadline is not None and time.monotonic() >= self._deadline:
+            self.stopped = f"--max-time {self._max_time:g} s reached"
+        if self.stopped is not None:
+            return self.stopped
+        if self._calls_at_start is not None and self.shrink_calls() >= self._shrink_calls:
+            return f"--shrink-calls {self._shrink_calls} spent"
+        return None
+
+    def metered(self, summarize: Callable[[CompactionRequest], CompactionResult]):
+        """``summarize``, refusing to start a call once the budget is spent."""
+        def call(request: CompactionRequest) -> CompactionResult:
+            if self.check() is not None:
+                raise _Stop
+            try:
+                return summarize(request)
+            except KeyboardInterrupt:  # SIGINT, or SIGTERM as the CLI maps it: stop, keep what was found
+                self.interrupt()
+                raise _Stop from None
+        return call
 
 
 def _skeletons(config: RunConfig):
@@ -168,131 +263,188 @@ def _hypothesis_settings(examples: int, phases, database: str | None = None) -> 
                     verbosity=Verbosity.quiet, suppress_health_check=list(HealthCheck), print_blob=False)
 
 
-def _shrink(transcript: Transcript, key, summarizer: Summarizer, config: RunConfig, chosen,
-            progress: Progress | None) -> tuple[Transcript, int]:
-    # Pin compaction where it fired, so removing filler does not stop the budget trigger from firing.
-    fired = evaluate(transcript, summarizer, config, chosen).boundaries
-    pinned = dataclasses.replace(transcript, compaction_points=tuple(sorted(set(fired) | set(transcript.compaction_points))))
-    if key in evaluate(pinned, summarizer, config, chosen).violations:
-        transcript = pinned
+class _Best:
+    """The smallest failing transcript seen so far for one failure, with its violation."""
+
+    def __init__(self, key, transcript: Transcript, violation: Violation):
+        self.key = key
+        self.transcript = transcript
+        self.violation = violation
+
+    def offer(self, transcript: Transcript, ev: Evaluation) -> bool:
+        """Whether ``transcript`` still fails; keeps it if it is no larger than the best so far."""
+        violation = ev.violations.get(self.key)
+        if violation is None:
+            return False
+        if len(transcript.turns) <= len(self.transcript.turns):
+            self.transcript, self.violation = transcript, violation
+        return True
+
+
+def _shrink_failure(key, first: Transcript, violation: Violation, summarizer: Summarizer, config: RunConfig,
+                    chosen, budget: _Budget, progress: Progress, label: str,
+                    skeleton_pass: Callable[[Callable[[Transcript], bool]], None] | None = None) -> Failure:
+    """Shrink one failure as far as its budget allows; always returns it, shrunk or not.
+
+    First (for generated failures) Hypothesis shrinks the skeleton, then
+    compaction is pinned where it fired, then ddmin removes turns. Every
+    failing candidate is remembered, so an interrupt or a spent budget still
+    reports the smallest transcript found until then.
+    """
+    best = _Best(key, first, violation)
+    summarize = budget.metered(summarizer)
+    checks = 0
+    budget.start_shrinking()
 
     def still_fails(candidate: Transcript) -> bool:
-        return key in evaluate(candidate, summarizer, config, chosen).violations
+        nonlocal checks
+        checks += 1
+        progress.note(f"{label}: {len(best.transcript.turns)} turns after {checks} checks, "
+                      f"{budget.shrink_calls()} new summarizer calls")
+        ev = evaluate(candidate, summarize, config, chosen)
+        fails = best.offer(candidate, ev)
+        if ev.stopped:
+            raise _Stop
+        return fails
 
-    def note(checks: int, turns: int) -> None:
-        if progress is not None and checks % 10 == 0:
-            progress.show(f"· {key[0]}: {turns} turns after {checks} checks")
-
-    return minimize(transcript, still_fails, on_check=note)
-
-
-def _failure_from(transcript: Transcript, key, summarizer, config, chosen, original: int, checks: int) -> Failure:
-    ev = evaluate(transcript, summarizer, config, chosen)
-    finding, rnd, boundary, context = ev.violations[key]
+    stopped = None
+    try:
+        if skeleton_pass is not None:
+            skeleton_pass(still_fails)
+        # Pin compaction where it fired, so removing filler does not stop the budget trigger from firing.
+        ev = evaluate(best.transcript, summarize, config, chosen)
+        if ev.stopped:
+            raise _Stop
+        points = tuple(sorted(set(ev.boundaries) | set(best.transcript.compaction_points)))
+        still_fails(dataclasses.replace(best.transcript, compaction_points=points))
+        minimize(best.transcript, still_fails)
+    except _Stop:
+        stopped = budget.check() or "stopped"
+    except KeyboardInterrupt:
+        budget.interrupt()
+        stopped = budget.stopped
+    finding, rnd, boundary, context = best.violation
     return Failure(finding.invariant, finding.severity.value, finding.fact_kind, finding.fact_id, finding.detail,
-                   finding.expected, finding.found, transcript, rnd, boundary, context, original, checks)
+                   finding.expected, finding.found, best.transcript, rnd, boundary, context, len(first.turns),
+                   checks, budget.shrink_calls(), stopped)
 
 
-def run(config: RunConfig) -> RunResult:
+def run(config: RunConfig, *, on_failure: Callable[[Failure], None] | None = None) -> RunResult:
     """The ``run`` command as a function: returns everything the report needs.
 
     Three passes, all reproducible from the seed: explore ``examples``
     transcripts; for each distinct failure, let Hypothesis regenerate the same
     sequence (same seed) and shrink the skeleton of its first occurrence; then
-    delta-debug the expanded transcript's turns.
+    delta-debug the expanded transcript's turns. ``on_failure`` receives each
+    failure as soon as it is final (the CLI saves it to the corpus then, so a
+    run killed later loses nothing already shrunk). ``--max-time`` or an
+    interrupt ends exploration early; failures found are still shrunk as far
+    as the budget allows and reported.
     """
-    from strategies import expand
     from oracles import select
+    from strategies import expand
 
     chosen = select(only=config.only, skip=config.skip)
     run_seed = config.seed if config.seed is not None else secrets.randbits(32)
     progress = Progress(config.examples, label="examples", quiet=config.quiet)
-    first_seen: dict[tuple[str, str | None], Transcript] = {}
+    first_seen: dict[tuple[str, str | None], tuple[Transcript, Violation]] = {}
     infra: list[InfraFailure] = []
     degradations: dict[str, int] = {}
     turns: list[int] = []
     strategy = _skeletons(config)
 
-    with Summarizer(config.summarizer, protocol=config.protocol, timeout=config.timeout,
-                    isolation=config.isolation, cache=_cache(config)) as summarizer:
+    with open_summarizer(config) as summarizer:
+        budget = _Budget(config, summarizer)
+        summarize = budget.metered(summarizer)
 
         def explore(skeleton) -> bool:
             transcript = expand(skeleton)
-            ev = evaluate(transcript, summarizer, config, chosen)
+            ev = evaluate(transcript, summarize, config, chosen)
+            for key, violation in ev.violations.items():
+                first_seen.setdefault(key, (transcript, violation))
+            if ev.stopped:
+                raise _Stop
             turns.append(len(transcript.turns))
             for inv in ev.degradations:
                 degradations[inv] = degradations.get(inv, 0) + 1
             if ev.infra is not None:
-                infra.append(InfraFailure(ev.infra.kind, ev.infra.message, len(turns)))
-            for key in ev.violations:
-                first_seen.setdefault(key, transcript)
+                infra.append(InfraFailure(ev.infra.kind, ev.infra.message, len(turns), ev.infra.output))
             progress.advance(f"· {len(first_seen)} failures · {len(infra)} infra errors")
             if ev.infra is not None and config.stop_on_error:
-                raise _StopRun
+                raise _Stop
             return False
 
         try:
             find(strategy, explore, settings=_hypothesis_settings(config.examples, [Phase.generate]),
                  random=random.Random(run_seed))
-        except (NoSuchExample, Unsatisfiable, _StopRun):
+        except (NoSuchExample, Unsatisfiable, _Stop):
             pass
+        except KeyboardInterrupt:
+            budget.interrupt()
+        budget.check()
+        incomplete = budget.stopped
         progress.finish()
+
+        def skeleton_pass_for(key):
+            def skeleton_pass(still_fails: Callable[[Transcript], bool]) -> None:
+                try:
+                    find(strategy, lambda sk: still_fails(expand(sk)),
+                         settings=_hypothesis_settings(config.examples, [Phase.generate, Phase.shrink],
+                                                       config.database),
+                         # Hypothesis never saves seeded runs; with a database the shrink pass is
+                         # unseeded, replays what earlier runs shrank, and falls back to the first seen.
+                         random=None if config.database else random.Random(run_seed),
+                         database_key=f"compaction-harness|{config.summarizer}|{key}".encode())
+                except (NoSuchExample, Unsatisfiable):
+                    pass  # a flaky summarizer: shrink what we saw
+            return skeleton_pass
 
         failures = []
-        for n, (key, first) in enumerate(sorted(first_seen.items(), key=lambda kv: str(kv[0])), 1):
-            calls_before = summarizer.calls
-            progress.message(f"shrinking failure {n}/{len(first_seen)}: {key[0]} ({key[1] or 'no fact'}), "
-                             f"first seen in {len(first.turns)} turns")
-            try:
-                skeleton = find(strategy, lambda sk: key in evaluate(expand(sk), summarizer, config, chosen).violations,
-                                settings=_hypothesis_settings(config.examples, [Phase.generate, Phase.shrink],
-                                                              config.database),
-                                # Hypothesis never saves seeded runs; with a database the shrink pass is
-                                # unseeded, replays what earlier runs shrank, and falls back to ``first``.
-                                random=None if config.database else random.Random(run_seed),
-                                database_key=f"compaction-harness|{config.summarizer}|{key}".encode())
-                start = expand(skeleton)
-            except (NoSuchExample, Unsatisfiable):
-                start = first  # a flaky summarizer: shrink what we saw
-            if len(first.turns) < len(start.turns):
-                start = first
-            minimal, checks = _shrink(start, key, summarizer, config, chosen, None if config.quiet else progress)
-            failures.append(dataclasses.replace(
-                _failure_from(minimal, key, summarizer, config, chosen, len(first.turns), checks),
-                shrink_calls=summarizer.calls - calls_before))
+        ordered = sorted(first_seen.items(), key=lambda kv: str(kv[0]))
+        for n, (key, (first, violation)) in enumerate(ordered, 1):
+            label = f"shrinking failure {n}/{len(ordered)}: {key[0]} ({key[1] or 'no fact'})"
+            progress.message(f"{label}, first seen in {len(first.turns)} turns")
+            failure = _shrink_failure(key, first, violation, summarizer, config, chosen, budget, progress, label,
+                                      skeleton_pass_for(key))
+            failures.append(failure)
+            if on_failure is not None:
+                on_failure(failure)
         progress.finish()
-        calls, hits = summarizer.calls, summarizer.cache.hits
 
-    return RunResult(config, run_seed, len(turns), calls, hits, tuple(failures), degradations, tuple(infra),
-                     tuple(turns))
+    return RunResult(config, run_seed, summarizer.protocol, len(turns), summarizer.calls, summarizer.cache.hits,
+                     tuple(failures), degradations, tuple(infra), tuple(turns), incomplete,
+                     tuple(summarizer.cache.discarded))
 
 
-def shrink_transcript(transcript: Transcript, config: RunConfig) -> RunResult:
+def shrink_transcript(transcript: Transcript, config: RunConfig, *,
+                      on_failure: Callable[[Failure], None] | None = None) -> RunResult:
     """The ``shrink`` command: minimize every distinct failure of one given transcript."""
     from oracles import select
 
     chosen = select(only=config.only, skip=config.skip)
-    with Summarizer(config.summarizer, protocol=config.protocol, timeout=config.timeout,
-                    isolation=config.isolation, cache=_cache(config)) as summarizer:
-        ev = evaluate(transcript, summarizer, config, chosen)
-        infra = (InfraFailure(ev.infra.kind, ev.infra.message, 1),) if ev.infra else ()
-        progress = Progress(1, label="shrinking", quiet=config.quiet)
+    progress = Progress(1, label="shrinking", quiet=config.quiet)
+    with open_summarizer(config) as summarizer:
+        budget = _Budget(config, summarizer)
+        progress.message(f"judging {len(transcript.turns)} turns")
+        try:
+            ev = evaluate(transcript, budget.metered(summarizer), config, chosen)
+        except KeyboardInterrupt:
+            budget.interrupt()
+            ev = Evaluation(stopped=True)
+        infra = (InfraFailure(ev.infra.kind, ev.infra.message, 1, ev.infra.output),) if ev.infra else ()
         failures = []
-        for key in sorted(ev.violations, key=str):
-            calls_before = summarizer.calls
-            minimal, checks = _shrink(transcript, key, summarizer, config, chosen, progress)
-            failures.append(dataclasses.replace(
-                _failure_from(minimal, key, summarizer, config, chosen, len(transcript.turns), checks),
-                shrink_calls=summarizer.calls - calls_before))
+        for n, key in enumerate(sorted(ev.violations, key=str), 1):
+            label = f"shrinking failure {n}/{len(ev.violations)}: {key[0]} ({key[1] or 'no fact'})"
+            failure = _shrink_failure(key, transcript, ev.violations[key], summarizer, config, chosen, budget,
+                                      progress, label)
+            failures.append(failure)
+            if on_failure is not None:
+                on_failure(failure)
         progress.finish()
-        return RunResult(config, config.seed or 0, 1, summarizer.calls, summarizer.cache.hits, tuple(failures),
-                         {}, infra, (len(transcript.turns),))
-
-
-def _cache(config: RunConfig):
-    from harness._adapters import CallCache
-
-    return CallCache(config.cache_dir)
+        incomplete = budget.stopped if ev.stopped else None
+    return RunResult(config, config.seed or 0, summarizer.protocol, 0 if ev.stopped else 1, summarizer.calls,
+                     summarizer.cache.hits, tuple(failures), {}, infra, (len(transcript.turns),), incomplete,
+                     tuple(summarizer.cache.discarded))
 
 
 def turn_stats(turns: tuple[int, ...]) -> str:

@@ -6,7 +6,10 @@ from pathlib import Path
 import pytest
 
 from harness import CompactionResult, Role, Transcript, Turn, request_for
-from harness._adapters import CallCache, InfraError, SpecError, Summarizer, load_callable
+from harness import InfraError, SpecError
+from harness._adapters import Summarizer
+from harness._cache import CallCache
+from harness._loading import load_callable
 
 FAULTY = str(Path(__file__).parent / "fixtures" / "faulty.py")
 
@@ -44,6 +47,10 @@ def test_bad_specs_are_named(spec, message):
         ("returns_int", "malformed", "expected a string, a list of message dicts or a CompactionResult, got int"),
         ("mutates", "mutated-input", "the summarizer modified the messages it was given"),
         ("bad_messages", "malformed", "message [0].role: expected one of"),
+        ("exits", "exception", "the summarizer called sys.exit(0)"),
+        ("bad_tool_calls", "malformed", "message [0].tool_calls: expected a list, got int"),
+        ("rich_none_literals", "malformed", "ledger[0].literals: expected a list of strings, got None"),
+        ("huge", "oversized", "the result is 3,000,049 characters as JSON, over the limit of 2,000,000 (--max-result-chars)"),
     ],
 )
 def test_misbehaviour_becomes_an_infra_error(isolation, name, kind, message):
@@ -58,7 +65,7 @@ def test_a_hang_times_out_and_the_worker_recovers():
     with Summarizer(f"{FAULTY}:hangs", timeout=0.5) as summarizer:
         with pytest.raises(InfraError, match=r"timeout: no answer within 0.5 s"):
             summarizer(_request())
-        assert summarizer._process is None  # the hung worker was killed
+        assert summarizer.worker_pid is None  # the hung worker was killed
         with pytest.raises(InfraError, match="timeout"):  # a fresh worker takes the next request
             summarizer(_request("other"))
         assert summarizer.calls == 2
@@ -73,7 +80,7 @@ def test_cache_pays_once_per_distinct_request(tmp_path):
         assert (first.calls, first.cache.hits) == (2, 1)
         assert a == b and isinstance(a, CompactionResult)
     files = sorted(p.name for p in tmp_path.rglob("*.json"))
-    assert len(files) == 2 and not list(tmp_path.rglob("*.tmp"))
+    assert len(files) == 2 and not [p for p in tmp_path.rglob("*") if p.name.startswith(".")]
     with Summarizer("harness.summarizers.identity:summarize", isolation="inline",
                     cache=CallCache(tmp_path)) as second:
         assert second(_request()) == a

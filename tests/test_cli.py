@@ -99,10 +99,10 @@ def test_summarizer_faults_exit_3_without_a_traceback(name, kind):
         (["run", "--token-counter", "nocolon"], "SpecError: --token-counter 'nocolon': expected 'module:function'"),
         (["run", "--summarizer", "nocolon"], "SpecError: --summarizer 'nocolon': expected 'module:function'"),
         (["run", "--examples", "0"], "UsageError: argument --examples: --examples expects a number >= 1, got 0"),
-        (["run", "--timeout", "soon"], "UsageError: argument --timeout: --timeout expects seconds, got 'soon'"),
+        (["run", "--timeout", "soon"], "UsageError: argument --timeout: --timeout expects a number, got 'soon'"),
         (["run", "--protocol", "chat"], "UsageError: argument --protocol: invalid choice: 'chat'"),
         (["shrink", "missing.json", "--summarizer", "harness.summarizers.identity:summarize"],
-         "SchemaError: missing.json: field '<root>': expected a readable UTF-8 file"),
+         "SchemaError: missing.json: field '<root>': expected an existing file, got 'no such file'"),
     ],
 )
 def test_usage_errors_exit_2(capsys, argv, message):

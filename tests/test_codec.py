@@ -72,7 +72,7 @@ def test_load_names_the_file(tmp_path):
     path.write_text('{"schema_version": 1, "turns": [{"role": "user"}]}')
     with pytest.raises(SchemaError, match=rf"{path}: field 'turns\[0\].text': expected a value"):
         load(path)
-    with pytest.raises(SchemaError, match=re.escape("expected a readable UTF-8 file, got 'FileNotFoundError (No such file or directory)'")):
+    with pytest.raises(SchemaError, match=re.escape("missing.json: field '<root>': expected an existing file, got 'no such file'")):
         load(tmp_path / "missing.json")
 
 

@@ -61,10 +61,10 @@ def test_two_processes_writing_at_once_lose_nothing(tmp_path):
     for w in workers:
         w.join(60)
     assert [w.exitcode for w in workers] == [0, 0]
-    entries, errors = load_corpus(tmp_path)
-    assert errors == []
-    assert len(entries) == 150  # lengths 1..150, each written by both processes, saved once
-    assert not list(tmp_path.glob(".tmp-*"))
+    corpus = load_corpus(tmp_path)
+    assert corpus.errors == ()
+    assert len(corpus.entries) == 150  # lengths 1..150, each written by both processes, saved once
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no temporary file left
 
 
 def test_a_corrupt_file_is_named_and_the_rest_still_load(tmp_path):
@@ -74,9 +74,9 @@ def test_a_corrupt_file_is_named_and_the_rest_still_load(tmp_path):
     bad = json.loads((tmp_path / entry_name(_entry(2))).read_text())
     bad["transcript"]["turns"][0]["role"] = "robot"
     (tmp_path / "badfield.json").write_text(json.dumps(bad))
-    entries, errors = load_corpus(tmp_path)
-    assert len(entries) == 2
-    messages = sorted(str(e) for e in errors)
+    corpus = load_corpus(tmp_path)
+    assert len(corpus.entries) == 2
+    messages = sorted(str(e) for e in corpus.errors)
     assert messages[0].startswith(f"{tmp_path / 'badfield.json'}: field 'transcript.turns[0].role': expected one of")
     assert messages[1].startswith(f"{tmp_path / 'broken.json'}: field '<root>': expected valid JSON")
 
@@ -101,7 +101,7 @@ def test_merge_and_dedupe(tmp_path):
     assert merge_corpora(dest, [a, b])[:2] == (3, 1)
     removed = dedupe_corpus(dest)
     assert [p.name for p in removed] == [entry_name(_entry(5))]  # the larger of the two negation-polarity entries
-    assert sorted(len(e.transcript.turns) for _, e in load_corpus(dest)[0]) == [3, 4]
+    assert sorted(len(e.transcript.turns) for _, e in load_corpus(dest).entries) == [3, 4]
 
 
 def test_corpus_cli_list_add_merge_dedupe(tmp_path, capsys):
@@ -119,15 +119,15 @@ def test_run_saves_new_failures(tmp_path):
     args = ["run", "--summarizer", "harness.summarizers.mutants:softens_prohibition", "--only", "negation-polarity",
             "--examples", "30", "--max-turns", "200", "--seed", "5", "--quiet", "--inline", "--corpus", str(tmp_path)]
     assert main(args) == 1
-    (path, entry), = load_corpus(tmp_path)[0]
+    (path, entry), = load_corpus(tmp_path).entries
     assert entry.invariant == "negation-polarity" and entry.summarizer.endswith("softens_prohibition")
     assert main(args) == 1 and len(list(tmp_path.glob("*.json"))) == 1  # found again: same file
 
 
 def _seeded():
-    entries, errors = load_corpus(SEEDED)
-    assert errors == [] and entries
-    return entries
+    corpus = load_corpus(SEEDED)
+    assert corpus.errors == () and corpus.entries
+    return corpus.entries
 
 
 def test_seeded_corpus_covers_every_mutant():

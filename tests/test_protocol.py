@@ -23,8 +23,8 @@ def test_messages_become_turns():
     [
         (3, "expected a string, a list of message dicts or a CompactionResult, got int"),
         ([3], "message [0]: expected a dict, got int"),
-        ([{"role": "robot", "content": ""}], "message [0].role: expected one of system, user, assistant, tool, got 'robot'"),
-        ([{"role": "user", "content": 5}], "message [0].content: expected a string, got int"),
+        ([{"role": "robot", "content": ""}], "message [0].role: expected one of system, developer, user, assistant, tool, got 'robot'"),
+        ([{"role": "user", "content": 5}], "message [0].content: expected a string or a list of parts, got int"),
         ([{"role": "assistant", "content": "", "tool_calls": [{"id": 1}]}], "message [0].tool_calls[0]: expected"),
         ([{"role": "tool", "content": "x"}], "message [0]: a tool turn needs tool_call_id"),
     ],

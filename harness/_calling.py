@@ -1,0 +1,67 @@
+"""One call of an untrusted summarizer, whatever isolates it: call, check, normalise.
+
+Every way the call can go wrong becomes an ``InfraError`` of a named kind
+(``INFRA_KINDS``). The same function runs inline and inside the worker
+process, so both isolations judge a summarizer identically.
+"""
+
+from __future__ import annotations
+
+import copy
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from harness._errors import InfraError, MalformedResult
+from harness._protocol import CompactionRequest, result_from_return, result_size, result_to_dict
+
+__all__ = ["DEFAULT_MAX_RESULT_CHARS", "call_once", "output_tail"]
+
+#: Results larger than this (characters of the result as JSON) are an ``oversized`` infra error:
+#: a context far over any budget, and judging costs time in proportion to its size.
+DEFAULT_MAX_RESULT_CHARS = 2_000_000
+_OUTPUT_TAIL = 2000
+
+
+def call_once(fn: Callable[..., Any], protocol: str, request: CompactionRequest, *,
+              max_result_chars: int = DEFAULT_MAX_RESULT_CHARS) -> dict[str, Any]:
+    """Call ``fn`` the way ``protocol`` says; return the result as a JSON-ready dict or raise ``InfraError``."""
+    try:
+        if protocol == "messages":
+            messages = request.messages()
+            before = copy.deepcopy(messages)
+            value = fn(messages, request.budget)
+            if messages != before:
+                raise InfraError("mutated-input", "the summarizer modified the messages it was given")
+        else:
+            value = fn(request)
+    except (InfraError, KeyboardInterrupt):
+        raise
+    except SystemExit as exc:
+        raise InfraError("exception", f"the summarizer called sys.exit({exc.code!r})") from None
+    except BaseException as exc:
+        frames = traceback.extract_tb(exc.__traceback__)
+        where = f" (at {Path(frames[-1].filename).name}:{frames[-1].lineno})" if frames else ""
+        raise InfraError("exception", f"the summarizer raised {type(exc).__name__}: {_clip(str(exc))}{where}") from None
+    try:
+        data = result_to_dict(result_from_return(value))
+    except MalformedResult as exc:
+        raise InfraError("malformed", str(exc)) from None
+    except Exception as exc:  # an object that breaks while being read (a list whose items raise)
+        raise InfraError("malformed", f"reading the result raised {type(exc).__name__}: {_clip(str(exc))}") from None
+    size = result_size(data)
+    if size > max_result_chars:
+        raise InfraError("oversized", f"the result is {size:,} characters as JSON, over the limit of "
+                                      f"{max_result_chars:,} (--max-result-chars)")
+    return data
+
+
+def output_tail(text: str) -> str:
+    """The end of what a summarizer printed, short enough to show in a report."""
+    text = text.strip()
+    return text if len(text) <= _OUTPUT_TAIL else "…" + text[-_OUTPUT_TAIL:]
+
+
+def _clip(text: str, limit: int = 500) -> str:
+    return text if len(text) <= limit else text[:limit] + "…"

@@ -1,0 +1,171 @@
+"""Every file the harness reads or writes goes through here: one atomic writer, one JSON reader, path checks.
+
+Writes are atomic (a hidden temporary file in the same folder, then a rename),
+respect the umask, and their temporary names never end in ``.json``, so no
+reader ever sees a half-written file, even one a killed writer left behind.
+Reads refuse what would hang or exhaust memory (a FIFO, a huge file, JSON
+nested thousands deep) with an error naming the file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import stat
+import time
+from pathlib import Path
+from typing import Any
+
+from harness._errors import PathError, SchemaError
+
+__all__ = ["DEFAULT_MAX_FILE_MB", "TEMP_SUFFIX", "write_atomic", "read_json_file", "json_files",
+           "existing_dir", "output_dir", "output_file", "remove_stale_temps"]
+
+#: Largest JSON document read by default (a 4,000-turn transcript is about 1 MB).
+DEFAULT_MAX_FILE_MB = 64
+TEMP_SUFFIX = ".tmp"
+
+
+def write_atomic(path: str | Path, text: str) -> None:
+    """Write ``text`` to ``path`` so readers see the old file or the new one, never a part.
+
+    The temporary file is created with mode 0666 and so gets the caller's umask
+    (``mkstemp`` would force 0600 and leave CI artifacts unreadable).
+    """
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.{secrets.token_hex(6)}{TEMP_SUFFIX}")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def read_json_file(path: str | Path, *, max_mb: float = DEFAULT_MAX_FILE_MB, missing_ok: bool = False) -> Any:
+    """Parse one JSON file; any problem is a ``SchemaError`` naming the file.
+
+    With ``missing_ok``, a file that is gone (removed by another process
+    between listing and reading) gives ``None`` instead.
+    """
+    path = Path(path)
+    source = str(path)
+    try:
+        info = path.stat()
+    except FileNotFoundError:
+        if missing_ok:
+            return None
+        raise SchemaError("<root>", "an existing file", "no such file", source=source) from None
+    except OSError as exc:
+        raise SchemaError("<root>", "a readable file", _reason(exc), source=source) from None
+    if not stat.S_ISREG(info.st_mode):
+        raise SchemaError("<root>", "a regular file", _file_type(info.st_mode), source=source)
+    limit = int(max_mb * 1024 * 1024)
+    if info.st_size > limit:
+        raise SchemaError("<root>", f"a file of at most {max_mb:g} MB (raise the limit with --max-file-mb)",
+                          f"{info.st_size / 1024 / 1024:.1f} MB", source=source)
+    try:
+        with open(path, "rb") as handle:
+            raw = handle.read(limit + 1)
+        text = raw.decode("utf-8")
+    except FileNotFoundError:
+        if missing_ok:
+            return None
+        raise SchemaError("<root>", "an existing file", "no such file", source=source) from None
+    except UnicodeDecodeError as exc:
+        raise SchemaError("<root>", "UTF-8 text", f"an invalid byte at offset {exc.start}", source=source) from None
+    except OSError as exc:
+        raise SchemaError("<root>", "a readable file", _reason(exc), source=source) from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise SchemaError("<root>", "valid JSON", f"{exc.msg} at line {exc.lineno} column {exc.colno}",
+                          source=source) from None
+    except RecursionError:
+        raise SchemaError("<root>", "JSON nested less than about a thousand levels deep", "deeper nesting",
+                          source=source) from None
+
+
+def json_files(directory: str | Path) -> tuple[list[Path], list[str]]:
+    """The ``*.json`` regular files of a directory, sorted, and a warning per entry skipped.
+
+    Hidden files (our temporary files among them) are not listed; a FIFO or a
+    folder named ``x.json`` is skipped with a warning instead of hanging a reader.
+    """
+    files, warnings = [], []
+    for path in sorted(existing_dir(directory, what="corpus directory").glob("*.json")):
+        if path.name.startswith("."):
+            continue
+        try:
+            mode = path.stat().st_mode
+        except FileNotFoundError:
+            continue  # removed by another process (a concurrent dedupe) since the listing
+        if stat.S_ISREG(mode):
+            files.append(path)
+        else:
+            warnings.append(f"{path}: skipped, a {_file_type(mode)} and not a regular file")
+    return files, warnings
+
+
+def existing_dir(path: str | Path, *, what: str) -> Path:
+    """``path`` as a directory that must already exist (an input)."""
+    path = Path(path)
+    if not path.exists():
+        raise PathError(f"{what} {str(path)!r}: no such directory")
+    if not path.is_dir():
+        raise PathError(f"{what} {str(path)!r}: expected a directory, got a {_file_type(path.stat().st_mode)}")
+    return path
+
+
+def output_dir(path: str | Path, *, option: str) -> Path:
+    """Check (and create) a directory the run will write into, before any work starts."""
+    path = Path(path)
+    if path.exists() and not path.is_dir():
+        raise PathError(f"{option} {str(path)!r}: expected a directory, got a {_file_type(path.stat().st_mode)}")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise PathError(f"{option} {str(path)!r}: cannot create the directory ({_reason(exc)})") from None
+    if not os.access(path, os.W_OK | os.X_OK):
+        raise PathError(f"{option} {str(path)!r}: the directory is not writable")
+    return path
+
+
+def output_file(path: str | Path, *, option: str) -> Path:
+    """Check a file the run will write at its end, before any work starts (its folder is created)."""
+    path = Path(path)
+    if path.is_dir():
+        raise PathError(f"{option} {str(path)!r}: expected a file name, got a directory")
+    output_dir(path.parent, option=f"{option} {str(path)!r}: folder")
+    if path.exists() and not os.access(path, os.W_OK):
+        raise PathError(f"{option} {str(path)!r}: the file is not writable")
+    return path
+
+
+def _reason(exc: OSError) -> str:
+    return f"{type(exc).__name__} ({exc.strerror or exc})"
+
+
+def _file_type(mode: int) -> str:
+    for test, name in ((stat.S_ISDIR, "directory"), (stat.S_ISFIFO, "FIFO"), (stat.S_ISSOCK, "socket"),
+                       (stat.S_ISCHR, "character device"), (stat.S_ISBLK, "block device"), (stat.S_ISREG, "file")):
+        if test(mode):
+            return name
+    return "special file"
+
+
+def remove_stale_temps(directory: str | Path, *, older_than: float = 3600.0) -> list[Path]:
+    """Remove temporary files that killed writers left behind (only old ones: a live writer's stay)."""
+    removed = []
+    cutoff = time.time() - older_than
+    for path in Path(directory).glob(f".*{TEMP_SUFFIX}"):
+        try:
+            if path.stat().st_mtime < cutoff:
+                path.unlink()
+                removed.append(path)
+        except FileNotFoundError:
+            continue
+    return removed

@@ -1,0 +1,135 @@
+"""From a ``--summarizer`` spec to a function: loading it, its protocol, and a fingerprint of its code.
+
+These three answers are decided here and nowhere else, so the CLI, replay, the
+pytest plugin and ``assert_compaction_holds`` can never disagree about them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import importlib.util
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from harness._errors import SpecError
+
+__all__ = ["PROTOCOLS", "load_callable", "resolve_protocol", "code_fingerprint"]
+
+PROTOCOLS = ("messages", "rich")
+_FILE_MODULE_PREFIX = "_summarizer_"
+
+
+def load_callable(spec: str, *, option: str = "--summarizer") -> Callable[..., Any]:
+    """Resolve ``module:function`` or ``path/to/file.py:function``; every failure is a ``SpecError`` naming ``option``.
+
+    Importing runs the team's code: whatever it raises (``RuntimeError``, even
+    ``SystemExit``) is reported as a spec that cannot be loaded, never as a crash.
+    """
+    target, sep, name = spec.rpartition(":")
+    if not sep or not target or not name:
+        raise SpecError(f"{option} {spec!r}: expected 'module:function' or 'path/to/file.py:function'")
+    if target.endswith(".py") or os.sep in target or "/" in target:
+        module = _load_file(spec, target, option)
+    else:
+        try:
+            module = importlib.import_module(target)
+        except ImportError as exc:
+            raise SpecError(f"{option} {spec!r}: cannot import module {target!r} ({exc})") from None
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:  # the module's own code failed while importing
+            raise SpecError(f"{option} {spec!r}: importing module {target!r} raised {_describe(exc)}") from None
+    fn = getattr(module, name, None)
+    if not callable(fn):
+        raise SpecError(f"{option} {spec!r}: module {target!r} has no callable named {name!r}")
+    return fn
+
+
+def _load_file(spec: str, target: str, option: str):
+    path = Path(target)
+    if not path.is_file():
+        raise SpecError(f"{option} {spec!r}: no such file {str(path)!r}")
+    if path.suffix != ".py":
+        raise SpecError(f"{option} {spec!r}: expected a Python source file ending in .py, got {str(path)!r}")
+    module_name = _FILE_MODULE_PREFIX + hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:12]
+    module = sys.modules.get(module_name)
+    if module is not None:
+        return module
+    loader_spec = importlib.util.spec_from_file_location(module_name, path)
+    if loader_spec is None or loader_spec.loader is None:
+        raise SpecError(f"{option} {spec!r}: cannot load {str(path)!r} as a Python module")
+    module = importlib.util.module_from_spec(loader_spec)
+    sys.modules[module_name] = module
+    try:
+        loader_spec.loader.exec_module(module)
+    except KeyboardInterrupt:
+        del sys.modules[module_name]
+        raise
+    except BaseException as exc:  # SyntaxError, RuntimeError, SystemExit at import: all the team's to fix
+        del sys.modules[module_name]
+        raise SpecError(f"{option} {spec!r}: importing {str(path)!r} raised {_describe(exc)}") from None
+    return module
+
+
+def _describe(exc: BaseException) -> str:
+    if isinstance(exc, SystemExit):
+        return f"SystemExit (it called sys.exit({exc.code!r}))"
+    return f"{type(exc).__name__}: {exc}"
+
+
+def resolve_protocol(fn: Callable[..., Any], explicit: str | None = None, *, recorded: str | None = None,
+                     option: str = "--protocol") -> str:
+    """The protocol to call ``fn`` with: the one given explicitly, else the function's own
+    ``compaction_protocol`` attribute, else the one recorded with it (a corpus entry saved from
+    this same summarizer), else ``messages``."""
+    for value, where in ((explicit, option), (getattr(fn, "compaction_protocol", None), "compaction_protocol"),
+                         (recorded, "the corpus entry's protocol")):
+        if value is None:
+            continue
+        if value not in PROTOCOLS:
+            raise SpecError(f"{where} {value!r}: expected one of {', '.join(PROTOCOLS)}")
+        return value
+    return "messages"
+
+
+def code_fingerprint(fn: Callable[..., Any]) -> str:
+    """A hash of the source the summarizer runs: its module and every loaded module of its package.
+
+    For a ``path/to/file.py`` spec, "its package" is the Python files loaded
+    from that folder and below (installed packages excepted). The call cache
+    keys on this, so fixing the summarizer's code invalidates yesterday's
+    answers. What it cannot see (a prompt file read at run time, a remote
+    model) needs ``--summarizer-version``.
+    """
+    module_name = getattr(fn, "__module__", None) or ""
+    module = sys.modules.get(module_name)
+    own_file = getattr(module, "__file__", None)
+    root = module_name.split(".")[0]
+    folder = Path(own_file).resolve().parent if own_file and root.startswith(_FILE_MODULE_PREFIX) else None
+    files = {Path(own_file).resolve()} if own_file else set()
+    for name, mod in list(sys.modules.items()):
+        path = getattr(mod, "__file__", None)
+        if not path or not path.endswith(".py"):
+            continue
+        if name == root or name.startswith(root + "."):
+            files.add(Path(path).resolve())
+        elif folder is not None:
+            resolved = Path(path).resolve()
+            if resolved.is_relative_to(folder) and not {"site-packages", "dist-packages"} & set(resolved.parts):
+                files.add(resolved)
+    digest = hashlib.sha256()
+    for path in sorted(files):
+        digest.update(path.name.encode() + b"\0")
+        try:
+            digest.update(path.read_bytes())
+        except OSError:
+            digest.update(b"<unreadable>")
+        digest.update(b"\0")
+    code = getattr(fn, "__code__", None)
+    if code is not None:  # a function built at run time has no file of its own to hash
+        digest.update(code.co_code + repr(code.co_names).encode())
+    return digest.hexdigest()[:16]
