@@ -5,6 +5,7 @@ Built once per compaction so every oracle shares the same reading.
 
 from __future__ import annotations
 
+import bisect
 import difflib
 import functools
 import re
@@ -23,7 +24,16 @@ _WORD = re.compile(r"\S+")
 _IDENT = re.compile(r"[A-Za-z0-9][\w./:\-]*[\w/]|[A-Za-z0-9]")
 
 
-_MASKABLE = re.compile(r"[\w./:\-]*[0-9_/][\w./:\-]*")
+# Runs of identifier characters; a run is masked when it holds a digit, an underscore or a '/'. Matching
+# the run and testing it afterwards keeps this linear (a pattern requiring the digit inside backtracks
+# quadratically on a long run without one).
+_RUN = re.compile(r"[\w./:\-]+")
+_MASK_TRIGGER = re.compile(r"[0-9_/]")
+
+
+def _mask(match: re.Match[str]) -> str:
+    run = match.group(0)
+    return "#" * len(run) if _MASK_TRIGGER.search(run) else run
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,7 +47,7 @@ class Clause:
     @classmethod
     def of(cls, text: str) -> Clause:
         text = text.strip()
-        return cls(text, _MASKABLE.sub(lambda m: "#" * len(m.group(0)), text.lower()))
+        return cls(text, _RUN.sub(_mask, text.lower()))
 
 
 @functools.lru_cache(maxsize=512)
@@ -128,11 +138,14 @@ class Context:
         lower = clause.lower
         for trap in self.rules.negation_traps:
             lower = lower.replace(trap, "#" * len(trap))
-        start_words = len(_WORD.findall(clause.text[:at]))
+        start_words = len(_WORD.findall(clause.text, 0, at))
         end_words = start_words + len(_WORD.findall(literal))
+        word_starts = [m.start() for m in _WORD.finditer(lower)]  # once, not once per cue (linear, not quadratic)
         for m in phrase_pattern(cues).finditer(lower):
-            w = len(_WORD.findall(lower[: m.start()]))
-            if start_words - window <= w <= end_words + window:
+            w = bisect.bisect_left(word_starts, m.start())  # words wholly before the cue
+            if w > end_words + window:
+                break
+            if start_words - window <= w:
                 return m.group(0)
         return None
 
@@ -145,11 +158,18 @@ class Context:
     def near_miss(self, literal: str) -> str | None:
         """The context token most like a missing literal (a paraphrase such as acme-staging)."""
         best, best_ratio = None, self.rules.near_miss_ratio
-        for token in set(_IDENT.findall(self.text)):
+        matcher = difflib.SequenceMatcher(None, literal)
+        for token in sorted(set(_IDENT.findall(self.text))):
             if token == literal or len(token) < 3:
                 continue
-            ratio = difflib.SequenceMatcher(None, literal, token).ratio()
-            if ratio >= best_ratio:
+            # ratio = 2 * matches / (len_a + len_b) can reach best_ratio only if the lengths are close enough
+            if 2 * min(len(token), len(literal)) < best_ratio * (len(token) + len(literal)):
+                continue
+            matcher.set_seq2(token)
+            if matcher.real_quick_ratio() < best_ratio or matcher.quick_ratio() < best_ratio:
+                continue
+            ratio = matcher.ratio()
+            if ratio > best_ratio or (ratio == best_ratio and best is None):
                 best, best_ratio = token, ratio
         return best
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass
 
@@ -37,11 +38,12 @@ def field_mentions(ctx: Context, field: str, value: str | None = None) -> list[M
     out = []
     for clause in ctx.clauses_with(field):
         start = 0
-        while (at := clause.text.find(field, start)) >= 0:
+        text = clause.text
+        while (at := text.find(field, start)) >= 0:
             start = at + len(field)
-            tail = clause.text[start:]
-            words = _WORDS.findall(tail)[: ctx.rules.number_window + 2]
-            window = tail[: tail.find(words[-1]) + len(words[-1])] if words else ""
+            # the next few words only: slicing or scanning the whole tail per occurrence would be quadratic
+            words = list(itertools.islice(_WORDS.finditer(text, start), ctx.rules.number_window + 2))
+            window = text[start: words[-1].end()] if words else ""
             m = _number_after(window, value)
             if m is None:
                 continue
