@@ -20,7 +20,7 @@ def assert_compaction_holds(
     summarize: Callable[..., Any],
     transcript: Transcript,
     *,
-    protocol: str = "messages",
+    protocol: str | None = None,
     budget: int = 2000,
     only: Iterable[str] | None = None,
     skip: Iterable[str] = (),
@@ -28,6 +28,8 @@ def assert_compaction_holds(
     """Stream ``transcript`` through ``summarize`` as a long session; raise on any violation.
 
     Use it inside ``@given(transcripts(...))``; Hypothesis then shrinks the transcript.
+    ``protocol`` None means the function's own ``compaction_protocol``, else messages
+    (the same rule as the CLI and the plugin).
     """
     from oracles import Case, SessionCase, check, check_session, select
 

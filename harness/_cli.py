@@ -21,6 +21,7 @@ from harness._codec import load
 from harness._corpus import Corpus, CorpusSaver, dedupe_corpus, load_corpus, load_entry, merge_corpora, save_entry
 from harness._errors import HarnessError, InfraError, SchemaError
 from harness._files import DEFAULT_MAX_FILE_MB, output_dir, output_file
+from harness._loading import PROTOCOLS
 from harness._replay import replay_corpus
 from harness._report import printable, render_text, write_json
 from harness._runner import DEFAULT_SHRINK_CALLS, RunConfig, RunResult, run, shrink_transcript
@@ -71,7 +72,7 @@ def _positive_number(name: str):
 
 def _add_call_options(p: argparse.ArgumentParser) -> None:
     """How the summarizer is called: shared by run, shrink and replay."""
-    p.add_argument("--protocol", choices=("messages", "rich"), default=None,
+    p.add_argument("--protocol", choices=PROTOCOLS, default=None,
                    help="messages: fn(messages, budget) -> messages | str; rich: fn(CompactionRequest) -> "
                         "CompactionResult (default: the function's compaction_protocol attribute, else messages)")
     p.add_argument("--timeout", type=_positive_number("--timeout"), default=30.0, metavar="SECONDS",

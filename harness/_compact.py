@@ -6,12 +6,11 @@ from collections.abc import Callable
 from typing import Any
 
 from harness._errors import InvalidArgument
+from harness._loading import PROTOCOLS, resolve_protocol
 from harness._model import Transcript, live_facts
 from harness._protocol import CompactionRequest, CompactionResult, result_from_return
 
-__all__ = ["PROTOCOLS", "request_for", "compact_once"]
-
-PROTOCOLS = ("messages", "rich")
+__all__ = ["request_for", "compact_once"]
 
 
 def request_for(transcript: Transcript, boundary: int, budget: int) -> CompactionRequest:
@@ -19,10 +18,15 @@ def request_for(transcript: Transcript, boundary: int, budget: int) -> Compactio
     return CompactionRequest(transcript.turns[:boundary], budget, live_facts(transcript, boundary))
 
 
-def compact_once(summarize: Callable[..., Any], request: CompactionRequest, *, protocol: str = "messages") -> CompactionResult:
-    """Call ``summarize`` the way its protocol says and return a normalised result."""
+def compact_once(summarize: Callable[..., Any], request: CompactionRequest, *,
+                 protocol: str | None = None) -> CompactionResult:
+    """Call ``summarize`` the way its protocol says and return a normalised result.
+
+    ``protocol`` None means the function's own ``compaction_protocol``, else messages.
+    """
+    if protocol is not None and protocol not in PROTOCOLS:
+        raise InvalidArgument(f"protocol={protocol!r}; expected one of {', '.join(PROTOCOLS)}")
+    protocol = resolve_protocol(summarize, protocol, option="protocol")
     if protocol == "messages":
         return result_from_return(summarize(request.messages(), request.budget))
-    if protocol == "rich":
-        return result_from_return(summarize(request))
-    raise InvalidArgument(f"protocol={protocol!r}; expected one of {', '.join(PROTOCOLS)}")
+    return result_from_return(summarize(request))

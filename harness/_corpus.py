@@ -21,7 +21,7 @@ from typing import Any
 from harness._codec import transcript_from_dict, transcript_to_dict
 from harness._errors import HarnessError, SchemaError
 from harness._files import existing_dir, json_files, output_dir, read_json_file, remove_stale_temps, write_atomic
-from harness._loading import load_callable, resolve_protocol
+from harness._loading import PROTOCOLS, load_callable, resolve_protocol
 from harness._model import Transcript
 from harness._schema import Reader, check_version
 
@@ -73,8 +73,8 @@ def entry_from_dict(data: Any, *, source: str = "<document>") -> CorpusEntry:
         raise SchemaError(f"transcript.{exc.field}" if exc.field != "<root>" else "transcript", exc.expected,
                           exc.got, source=source) from None
     protocol = r.str("protocol")
-    if protocol not in ("messages", "rich"):
-        r.fail("protocol", "'messages' or 'rich'", protocol)
+    if protocol not in PROTOCOLS:
+        r.fail("protocol", " or ".join(repr(p) for p in PROTOCOLS), protocol)
     return CorpusEntry(
         invariant=r.str("invariant", nonempty=True),
         fact_kind=r.optional_str("fact_kind"),

@@ -50,7 +50,9 @@ def pytest_configure(config: pytest.Config) -> None:
     if config.getoption("summarizer_profile") not in _PROFILES:
         raise pytest.UsageError(f"--summarizer-profile {config.getoption('summarizer_profile')!r}: "
                                 f"expected one of {', '.join(_PROFILES)}")
-    if config.getoption("summarizer_protocol") not in (None, "messages", "rich"):
+    from harness._loading import PROTOCOLS
+
+    if config.getoption("summarizer_protocol") not in (None, *PROTOCOLS):
         raise pytest.UsageError(f"--summarizer-protocol {config.getoption('summarizer_protocol')!r}: "
                                 "expected messages or rich")
     for name, minimum in (("summarizer_budget", 1), ("summarizer_max_turns", 1)):

@@ -513,3 +513,12 @@ def test_written_files_respect_the_umask(tmp_path):
         os.umask(old)
     for file in (path, next((tmp_path / "cache").rglob("*.json")), tmp_path / "report.json"):
         assert stat.S_IMODE(file.stat().st_mode) == 0o644, file
+
+
+def test_the_helper_uses_the_declared_protocol_too():
+    from harness import assert_compaction_holds
+    from harness.summarizers import ledgered
+    from strategies import Skeleton, expand
+
+    transcript = expand(Skeleton(seed=3, length=600))
+    assert_compaction_holds(ledgered.summarize, transcript, budget=800)  # rich, declared: no protocol argument
