@@ -16,7 +16,7 @@ import warnings
 
 from hypothesis import HealthCheck, Phase, given, seed, settings
 
-from harness._compact import compact_once, request_for
+from harness._base._compact import compact_once, request_for
 from harness.summarizers.mutants import MUTANTS
 from oracles import Case, check
 from strategies import transcripts

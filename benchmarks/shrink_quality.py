@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import argparse
 
-from harness._runner import RunConfig, run
+from harness._app._runner import RunConfig, run
 from harness.summarizers.mutants import MUTANTS, SESSION_MUTANTS
 
 

@@ -1,13 +1,14 @@
 """compaction-harness: property-based and fuzz testing for transcript compactors.
 
-The public model lives here; strategies are in ``strategies`` and invariant
-checks in ``oracles``.
+The public model and summarizer protocol live here; strategies are in
+``strategies``, invariant checks in ``oracles``, and the helper for a team's
+own tests (``assert_compaction_holds``) in ``harness.testing``.
 """
 
-from harness._assertions import CompactionViolation, assert_compaction_holds
-from harness._compact import compact_once, request_for
-from harness._codec import dumps, load, loads, transcript_from_dict, transcript_to_dict
-from harness._errors import (
+from harness._base._compact import compact_once, request_for
+from harness._base._codec import dumps, load, loads, transcript_from_dict, transcript_to_dict
+from harness._base._errors import (
+    CompactionViolation,
     HarnessError,
     InfraError,
     InvalidArgument,
@@ -16,10 +17,10 @@ from harness._errors import (
     SchemaError,
     SpecError,
 )
-from harness._messages import to_messages
-from harness._protocol import CompactionRequest, CompactionResult, LedgerEntry, result_from_return
-from harness._tokens import count_tokens
-from harness._model import (
+from harness._base._messages import to_messages
+from harness._base._protocol import CompactionRequest, CompactionResult, LedgerEntry, result_from_return
+from harness._base._tokens import count_tokens
+from harness._base._model import (
     SCHEMA_VERSION,
     Fact,
     FactKind,
@@ -39,7 +40,6 @@ __all__ = [
     "SCHEMA_VERSION",
     "CompactionRequest",
     "CompactionViolation",
-    "assert_compaction_holds",
     "CompactionResult",
     "LedgerEntry",
     "MalformedResult",

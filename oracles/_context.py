@@ -11,8 +11,8 @@ import functools
 import re
 from dataclasses import dataclass, field
 
-from harness._model import Fact
-from harness._protocol import CompactionResult, LedgerEntry
+from harness._base._model import Fact
+from harness._base._protocol import CompactionResult, LedgerEntry
 from oracles._rules import ProseRules
 
 __all__ = ["Context", "Clause"]

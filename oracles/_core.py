@@ -12,10 +12,10 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from harness._errors import InvalidArgument
-from harness._model import Fact, Transcript, live_facts
-from harness._protocol import CompactionResult
-from harness._tokens import TokenCounter, count_tokens
+from harness._base._errors import InvalidArgument
+from harness._base._model import Fact, Transcript, live_facts
+from harness._base._protocol import CompactionResult
+from harness._base._tokens import TokenCounter, count_tokens
 from oracles._context import Context
 from oracles._rules import DEFAULT_RULES, ProseRules
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from harness._model import FactKind
+from harness._base._model import FactKind
 from oracles._core import Case, Finding, oracle
 from oracles._numbers import value_mentions
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from harness._model import FactKind, Polarity
+from harness._base._model import FactKind, Polarity
 from oracles._context import Clause
 from oracles._core import Case, Finding, Severity, oracle
 from oracles._numbers import field_mentions, operators_in, value_mentions

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from harness._model import live_facts
+from harness._base._model import live_facts
 from oracles._core import Finding, SessionCase, Severity, oracle
 
 MIN_ROUNDS = 4

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from harness._model import FactKind, Role
+from harness._base._model import FactKind, Role
 from oracles._core import Case, Finding, Severity, oracle
 
 

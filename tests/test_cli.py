@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from harness import dumps
-from harness._cli import main
+from harness._app._cli import main
 from harness.summarizers.mutants import MUTANTS, SESSION_MUTANTS
 from strategies import Skeleton, expand
 

@@ -1,7 +1,7 @@
 """The domain minimizer keeps the ledger true while it removes turns."""
 
 from harness import Fact, FactKind, Fate, Polarity, Role, Status, Transcript, Turn
-from harness._minimize import minimize, without_turns
+from harness._app._minimize import minimize, without_turns
 from strategies import Skeleton, expand
 
 

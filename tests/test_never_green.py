@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 
 from harness import Role, Turn, result_from_return
-from harness._cache import CallCache
-from harness._cli import main
-from harness._corpus import load_corpus, save_entry
-from harness._files import write_atomic
+from harness._app._cache import CallCache
+from harness._app._cli import main
+from harness._app._corpus import load_corpus, save_entry
+from harness._base._files import write_atomic
 from tests.test_corpus import _entry
 
 HERE = Path(__file__).parent
@@ -365,7 +365,7 @@ def test_an_interrupted_writer_leaves_nothing_behind(tmp_path, monkeypatch):
     def interrupted(*args):
         raise Boom
 
-    monkeypatch.setattr("harness._files.os.replace", interrupted)
+    monkeypatch.setattr("harness._base._files.os.replace", interrupted)
     with pytest.raises(Boom):
         write_atomic(tmp_path / "a.json", "{}")
     assert list(tmp_path.iterdir()) == []
@@ -516,7 +516,7 @@ def test_written_files_respect_the_umask(tmp_path):
 
 
 def test_the_helper_uses_the_declared_protocol_too():
-    from harness import assert_compaction_holds
+    from harness.testing import assert_compaction_holds
     from harness.summarizers import ledgered
     from strategies import Skeleton, expand
 

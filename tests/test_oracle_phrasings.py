@@ -8,7 +8,7 @@ summarizers phrased differently from ours; failing rows are the failure modes.
 import pytest
 
 from harness import Fact, FactKind, Fate, Polarity, Role, Status, ToolCall, Transcript, Turn
-from harness._protocol import CompactionResult, LedgerEntry
+from harness._base._protocol import CompactionResult, LedgerEntry
 from oracles import Case, Severity, check, select
 
 BUCKET = "s3://acme-prod-01/"

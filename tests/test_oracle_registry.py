@@ -6,7 +6,7 @@ import pytest
 
 import oracles
 from harness import InvalidArgument, Role, Transcript, Turn
-from harness._protocol import CompactionResult
+from harness._base._protocol import CompactionResult
 from oracles import Case, Finding, Severity, check, oracle, registered, select, unregister
 
 CATALOGUE = [

@@ -5,8 +5,8 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 
-from harness import CompactionViolation, assert_compaction_holds
-from harness._profiles import profile
+from harness.testing import CompactionViolation, assert_compaction_holds
+from harness._app._profiles import profile
 from harness.summarizers import ledgered
 from harness.summarizers.mutants import softens_prohibition
 from harness import FactKind
@@ -105,7 +105,7 @@ def test_nightly_profile_stays_random_with_a_database_under_ci(monkeypatch):
 
 
 def test_nightly_run_keeps_shrunk_failures_in_its_database(tmp_path):
-    from harness._runner import RunConfig, run
+    from harness._app._runner import RunConfig, run
 
     config = RunConfig(summarizer="harness.summarizers.mutants:softens_prohibition", protocol="rich", examples=20,
                        seed=1, max_turns=200, only=("negation-polarity",), quiet=True, isolation="inline",

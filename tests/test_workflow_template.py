@@ -6,7 +6,7 @@ from pathlib import Path
 
 import yaml
 
-from harness._cli import _parser
+from harness._app._cli import _parser
 
 TEMPLATE = Path(__file__).resolve().parent.parent / "templates" / "github" / "compaction-nightly.yml"
 
@@ -40,7 +40,7 @@ def test_every_harness_command_parses():
 
 
 def test_pytest_step_uses_real_plugin_options():
-    from harness import _pytest_plugin
+    from harness._app import _pytest_plugin
 
     source = Path(_pytest_plugin.__file__).read_text()
     runs = " ".join(step.get("run", "") for step in _steps())

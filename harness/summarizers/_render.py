@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from harness._model import Fact, FactKind, Role, Turn
-from harness._protocol import CompactionRequest, CompactionResult
+from harness._base._model import Fact, FactKind, Role, Turn
+from harness._base._protocol import CompactionRequest, CompactionResult
 
 __all__ = ["state", "Renderer", "prose_result", "narrative"]
 

@@ -7,8 +7,8 @@ verbatim into a structured ledger that is never itself summarized.
 
 from __future__ import annotations
 
-from harness._model import Fact, FactKind, Role, Turn
-from harness._protocol import CompactionRequest, CompactionResult, LedgerEntry
+from harness._base._model import Fact, FactKind, Role, Turn
+from harness._base._protocol import CompactionRequest, CompactionResult, LedgerEntry
 from harness.summarizers._render import narrative
 
 _KEPT_DETAILS = {

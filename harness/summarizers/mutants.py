@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import re
 
-from harness._model import Fact, FactKind, Role, Turn
-from harness._tokens import count_tokens
-from harness._protocol import CompactionRequest, CompactionResult, LedgerEntry
+from harness._base._model import Fact, FactKind, Role, Turn
+from harness._base._tokens import count_tokens
+from harness._base._protocol import CompactionRequest, CompactionResult, LedgerEntry
 from harness.summarizers._render import prose_result, state
 from harness.summarizers.ledgered import entry_for
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness._tokens import count_tokens
+from harness._base._tokens import count_tokens
 
 
 def _cost(message: dict[str, Any]) -> int:

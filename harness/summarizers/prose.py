@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from harness._protocol import CompactionRequest, CompactionResult
+from harness._base._protocol import CompactionRequest, CompactionResult
 from harness.summarizers._render import prose_result
 
 

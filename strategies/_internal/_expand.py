@@ -11,7 +11,7 @@ import hashlib
 from bisect import bisect_left
 from dataclasses import dataclass, field
 
-from harness._model import Fact, FactKind, Fate, Polarity, Role, Status, ToolCall, Transcript, Turn
+from harness._base._model import Fact, FactKind, Fate, Polarity, Role, Status, ToolCall, Transcript, Turn
 from strategies._internal import _phrasing as P
 from strategies._internal._filler import filler_units
 from strategies._internal._skeleton import Anchor, FactSpec, Skeleton

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import random
 
-from harness._model import Role, ToolCall, Turn
+from harness._base._model import Role, ToolCall, Turn
 
 __all__ = ["FillerPlan", "filler_units"]
 

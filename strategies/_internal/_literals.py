@@ -12,7 +12,7 @@ import threading
 
 from faker import Faker
 
-from harness._errors import InvalidArgument
+from harness._base._errors import InvalidArgument
 
 __all__ = ["CATEGORIES", "make_literal", "THRESHOLD_FIELDS", "GATING_FIELDS"]
 

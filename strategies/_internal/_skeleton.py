@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from harness._errors import InvalidArgument
-from harness._model import FactKind, Status
-from harness._schema import Reader, check_version
+from harness._base._errors import InvalidArgument
+from harness._base._model import FactKind, Status
+from harness._base._schema import Reader, check_version
 
 __all__ = [
     "SKELETON_VERSION",

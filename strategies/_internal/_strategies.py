@@ -13,8 +13,8 @@ from collections.abc import Collection
 from hypothesis import assume
 from hypothesis import strategies as st
 
-from harness._errors import InvalidArgument
-from harness._model import FactKind, Status, Transcript
+from harness._base._errors import InvalidArgument
+from harness._base._model import FactKind, Status, Transcript
 from strategies._internal import _phrasing as P
 from strategies._internal._expand import event_turn_count, expand
 from strategies._internal._literals import GATING_FIELDS, make_literal

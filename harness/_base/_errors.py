@@ -8,7 +8,7 @@ usage error.
 from __future__ import annotations
 
 __all__ = ["HarnessError", "SchemaError", "InvalidArgument", "PathError", "SpecError", "MalformedResult",
-           "InfraError", "INFRA_KINDS"]
+           "InfraError", "INFRA_KINDS", "CompactionViolation"]
 
 
 class HarnessError(Exception):
@@ -67,6 +67,14 @@ class InfraError(HarnessError, RuntimeError):
         self.message = message
         self.output = output
         super().__init__(f"{kind}: {message}")
+
+
+class CompactionViolation(AssertionError):
+    """A compaction broke an invariant; the message lists each finding with its evidence.
+
+    An ``AssertionError`` rather than a ``HarnessError``: it is a test's verdict about the
+    summarizer, raised by ``harness.testing.assert_compaction_holds``.
+    """
 
 
 def _short(value: object, limit: int = 60) -> str:

@@ -9,13 +9,14 @@ self-report and a structured ledger. Both end up as a ``CompactionResult``.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from harness._errors import MalformedResult, _short
-from harness._messages import to_messages
-from harness._model import Fact, Role, ToolCall, Turn
+from harness._base._errors import MalformedResult, SpecError, _short
+from harness._base._codec import fact_to_dict
+from harness._base._messages import to_messages
+from harness._base._model import Fact, Role, ToolCall, Turn
 
 __all__ = [
     "CompactionRequest",
@@ -27,7 +28,11 @@ __all__ = [
     "result_from_dict",
     "request_key_material",
     "result_size",
+    "PROTOCOLS",
+    "resolve_protocol",
 ]
+
+PROTOCOLS = ("messages", "rich")
 
 # OpenAI's newer name for the system role; both arrive from the chat APIs teams use.
 _ROLE_ALIASES = {"developer": Role.SYSTEM}
@@ -269,10 +274,23 @@ def result_size(data: dict[str, Any]) -> int:
 
 def request_key_material(request: CompactionRequest) -> dict[str, Any]:
     """Everything a summarizer's answer may depend on, in a canonical JSON-ready form."""
-    from harness._codec import _fact_to_dict  # local: the codec imports the model, not the protocol
-
     return {
         "messages": request.messages(),
         "budget": request.budget,
-        "tags": [_fact_to_dict(f) for f in request.tags],
+        "tags": [fact_to_dict(f) for f in request.tags],
     }
+
+
+def resolve_protocol(fn: Callable[..., Any], explicit: str | None = None, *, recorded: str | None = None,
+                     option: str = "--protocol") -> str:
+    """The protocol to call ``fn`` with: the one given explicitly, else the function's own
+    ``compaction_protocol`` attribute, else the one recorded with it (a corpus entry saved from
+    this same summarizer), else ``messages``."""
+    for value, where in ((explicit, option), (getattr(fn, "compaction_protocol", None), "compaction_protocol"),
+                         (recorded, "the corpus entry's protocol")):
+        if value is None:
+            continue
+        if value not in PROTOCOLS:
+            raise SpecError(f"{where} {value!r}: expected one of {', '.join(PROTOCOLS)}")
+        return value
+    return "messages"

@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from harness._errors import PathError, SchemaError
+from harness._base._errors import PathError, SchemaError
 
 __all__ = ["DEFAULT_MAX_FILE_MB", "TEMP_SUFFIX", "write_atomic", "read_json_file", "json_files",
            "existing_dir", "output_dir", "output_file", "remove_stale_temps"]

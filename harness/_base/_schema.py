@@ -10,7 +10,7 @@ from __future__ import annotations
 from enum import Enum
 from typing import Any, TypeVar
 
-from harness._errors import SchemaError
+from harness._base._errors import SchemaError
 
 E = TypeVar("E", bound=Enum)
 

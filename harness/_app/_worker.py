@@ -11,6 +11,7 @@ with each answer.
 
 from __future__ import annotations
 
+import ctypes
 import multiprocessing
 import os
 import signal
@@ -20,10 +21,10 @@ import threading
 import time
 from typing import Any
 
-from harness._calling import DEFAULT_MAX_RESULT_CHARS, call_once, output_tail
-from harness._errors import InfraError, SpecError
-from harness._loading import load_callable
-from harness._protocol import CompactionRequest
+from harness._base._calling import DEFAULT_MAX_RESULT_CHARS, call_once, output_tail
+from harness._base._errors import InfraError, SpecError
+from harness._app._loading import load_callable
+from harness._base._protocol import CompactionRequest
 
 __all__ = ["Worker"]
 
@@ -134,8 +135,6 @@ def _serve(conn, spec: str, protocol: str, max_result_chars: int, parent_pid: in
 
 def _die_with_parent(parent_pid: int) -> None:
     try:
-        import ctypes
-
         libc = ctypes.CDLL(None, use_errno=True)
         if libc.prctl(1, signal.SIGKILL, 0, 0, 0) != 0:  # 1 = PR_SET_PDEATHSIG
             raise OSError(ctypes.get_errno(), "prctl")

@@ -5,10 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from harness._errors import InvalidArgument
-from harness._loading import PROTOCOLS, resolve_protocol
-from harness._model import Transcript, live_facts
-from harness._protocol import CompactionRequest, CompactionResult, result_from_return
+from harness._base._errors import InvalidArgument
+from harness._base._model import Transcript, live_facts
+from harness._base._protocol import PROTOCOLS, CompactionRequest, CompactionResult, resolve_protocol, result_from_return
 
 __all__ = ["request_for", "compact_once"]
 

@@ -6,10 +6,11 @@ import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness._adapters import Summarizer
-from harness._corpus import Corpus, CorpusEntry, load_corpus
-from harness._progress import Progress
-from harness._runner import RunConfig, evaluate, open_summarizer
+from harness._app._adapters import Summarizer
+from harness._app._corpus import Corpus, CorpusEntry, load_corpus
+from harness._app._progress import Progress
+from harness._app._runner import RunConfig, evaluate, open_summarizer
+from oracles import select
 
 __all__ = ["ReplayOutcome", "Replay", "replay_entry", "replay_corpus"]
 
@@ -48,8 +49,6 @@ class Replay:
 def replay_entry(path: Path, entry: CorpusEntry, summarizer: Summarizer, config: RunConfig | None = None
                  ) -> ReplayOutcome:
     """Judge one entry with the entry's own budget (and, when the invariant still exists, that oracle only)."""
-    from oracles import select
-
     config = dataclasses.replace(config or RunConfig(summarizer=summarizer.spec), budget=entry.budget)
     chosen = select(only=[entry.invariant]) if entry.invariant in {o.id for o in select()} else select()
     ev = evaluate(entry.transcript, summarizer, config, chosen)

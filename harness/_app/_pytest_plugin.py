@@ -1,7 +1,8 @@
 """The pytest plugin: ``pytest --summarizer SPEC`` tests a summarizer and replays the corpus.
 
-Kept thin: options and items here, the work in ``harness._runner`` and
-``harness._replay``, imported only when a summarizer is given.
+Kept thin: options and items here, the work in ``harness._app._runner`` and
+``harness._app._replay``, imported only when a summarizer is given (pytest loads
+this module in every session of every project that installs us).
 """
 
 from __future__ import annotations
@@ -50,16 +51,16 @@ def pytest_configure(config: pytest.Config) -> None:
     if config.getoption("summarizer_profile") not in _PROFILES:
         raise pytest.UsageError(f"--summarizer-profile {config.getoption('summarizer_profile')!r}: "
                                 f"expected one of {', '.join(_PROFILES)}")
-    from harness._loading import PROTOCOLS
+    # lazy: this plugin loads in every pytest session; the harness itself only when --summarizer is given
+    from harness._app._loading import load_callable
+    from harness._base._errors import SpecError
+    from harness._base._protocol import PROTOCOLS, resolve_protocol
 
     if config.getoption("summarizer_protocol") not in (None, *PROTOCOLS):
         raise pytest.UsageError(f"--summarizer-protocol {config.getoption('summarizer_protocol')!r}: "
                                 "expected messages or rich")
     for name, minimum in (("summarizer_budget", 1), ("summarizer_max_turns", 1)):
         _int_option(config, name, minimum)
-    from harness._errors import SpecError
-    from harness._loading import load_callable, resolve_protocol
-
     try:  # fail at start-up, naming the option, rather than in every test
         resolve_protocol(load_callable(spec), config.getoption("summarizer_protocol"), option="--summarizer-protocol")
     except SpecError as exc:
@@ -117,10 +118,11 @@ class HarnessItem(pytest.Item):
             self._replay()
 
     def _property(self) -> None:
-        from harness._profiles import profile
-        from harness._corpus import CorpusSaver
-        from harness._report import render_text
-        from harness._runner import RunConfig, run
+        # lazy: see pytest_configure
+        from harness._app._corpus import CorpusSaver
+        from harness._app._profiles import profile
+        from harness._app._report import render_text
+        from harness._app._runner import RunConfig, run
 
         cfg = self.config
         chosen = profile(cfg.getoption("summarizer_profile"))
@@ -137,9 +139,10 @@ class HarnessItem(pytest.Item):
             raise HarnessFailure(render_text(result))
 
     def _replay(self) -> None:
-        from harness._corpus import load_entry
-        from harness._replay import recorded_protocol, replay_entry
-        from harness._runner import RunConfig, open_summarizer
+        # lazy: see pytest_configure
+        from harness._app._corpus import load_entry
+        from harness._app._replay import recorded_protocol, replay_entry
+        from harness._app._runner import RunConfig, open_summarizer
 
         entry = load_entry(self.entry_path)
         config = RunConfig(summarizer=self.config.getoption("summarizer"),

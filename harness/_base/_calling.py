@@ -13,8 +13,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from harness._errors import InfraError, MalformedResult
-from harness._protocol import CompactionRequest, result_from_return, result_size, result_to_dict
+from harness._base._errors import InfraError, MalformedResult
+from harness._base._protocol import CompactionRequest, result_from_return, result_size, result_to_dict
 
 __all__ = ["DEFAULT_MAX_RESULT_CHARS", "call_once", "output_tail"]
 

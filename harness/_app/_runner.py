@@ -21,18 +21,19 @@ from hypothesis import HealthCheck, Phase, Verbosity, find, settings
 from hypothesis.database import DirectoryBasedExampleDatabase
 from hypothesis.errors import NoSuchExample, Unsatisfiable
 
-from harness._adapters import Summarizer
-from harness._cache import CallCache
-from harness._calling import DEFAULT_MAX_RESULT_CHARS
-from harness._errors import InfraError
-from harness._loading import load_callable
-from harness._minimize import minimize
-from harness._model import Transcript
-from harness._progress import Progress
-from harness._protocol import CompactionRequest, CompactionResult, result_to_dict
-from harness._redact import Redactor
-from harness._session import SessionConfig, run_session
-from harness._tokens import count_tokens
+from harness._app._adapters import Summarizer
+from harness._app._cache import CallCache
+from harness._base._calling import DEFAULT_MAX_RESULT_CHARS
+from harness._app._loading import load_callable
+from harness._app._minimize import minimize
+from harness._base._model import Transcript
+from harness._app._progress import Progress
+from harness._base._protocol import CompactionRequest, CompactionResult
+from harness._app._redact import Redactor
+from harness._app._judging import Evaluation, StopJudging, Violation, judge_session
+from harness._base._tokens import count_tokens
+from oracles import select
+from strategies import expand, skeletons
 
 __all__ = ["RunConfig", "Failure", "InfraFailure", "RunResult", "Evaluation", "evaluate", "run", "shrink_transcript",
            "open_summarizer"]
@@ -46,7 +47,7 @@ class RunConfig:
     """Everything a run depends on; the seed makes it reproducible."""
 
     summarizer: str
-    protocol: str | None = None  # None: the summarizer's declared protocol (harness._loading.resolve_protocol)
+    protocol: str | None = None  # None: the summarizer's declared protocol (harness._app._loading.resolve_protocol)
     examples: int = 50
     seed: int | None = None
     min_turns: int = 20
@@ -136,57 +137,11 @@ class RunResult:
         return 4 if self.incomplete else 0
 
 
-class _Stop(BaseException):
-    """Unwinds exploration or shrinking at once (through Hypothesis, which re-raises BaseException)."""
-
-
-#: One violation as first seen: the finding, the round index, the boundary and the context returned.
-Violation = tuple[Any, int | None, int | None, dict[str, Any] | None]
-
-
-@dataclass
-class Evaluation:
-    """What one transcript's session showed: findings by key, where, and any infra error.
-
-    Rounds judged before the summarizer failed keep their findings: a later
-    error never hides an earlier violation.
-    """
-
-    violations: dict[tuple[str, str | None], Violation] = field(default_factory=dict)
-    degradations: list[str] = field(default_factory=list)
-    infra: InfraError | None = None
-    boundaries: tuple[int, ...] = ()
-    stopped: bool = False  # a budget or an interrupt ended the session before its end
-
-
 def evaluate(transcript: Transcript, summarize: Callable[[CompactionRequest], CompactionResult], config: RunConfig,
              chosen) -> Evaluation:
-    """Run one session and judge every round it completed, plus the session as a whole."""
-    from oracles import Case, SessionCase, check, check_session
-
-    ev = Evaluation()
-    counter = _counter(config.token_counter)
-    session = SessionConfig(budget=config.budget, trigger=config.trigger, count_tokens=counter)
-    rounds = []
-    try:
-        run_session(transcript, summarize, session, on_round=lambda rnd: rounds.append(rnd) and False)
-    except InfraError as exc:
-        ev.infra = exc
-    except _Stop:
-        ev.stopped = True
-    ev.boundaries = tuple(r.boundary for r in rounds)
-    for rnd in rounds:
-        verdict = check(Case(transcript, rnd.boundary, config.budget, rnd.result, count_tokens=counter), chosen)
-        for finding in verdict.findings:
-            if finding.severity.value == "degrade":
-                ev.degradations.append(finding.invariant)
-                continue
-            key = (finding.invariant, finding.fact_kind)
-            ev.violations.setdefault(key, (finding, rnd.index, rnd.boundary, result_to_dict(rnd.result)))
-    session_case = SessionCase(transcript, config.budget, tuple((r.boundary, r.result) for r in rounds), counter)
-    for finding in check_session(session_case, chosen):
-        ev.violations.setdefault((finding.invariant, None), (finding, None, None, None))
-    return ev
+    """``judge_session`` with a run's budget, trigger, token counter and rules."""
+    return judge_session(transcript, summarize, budget=config.budget, trigger=config.trigger,
+                         count_tokens=_counter(config.token_counter), oracles=chosen)
 
 
 @functools.lru_cache(maxsize=8)
@@ -239,18 +194,16 @@ class _Budget:
         """``summarize``, refusing to start a call once the budget is spent."""
         def call(request: CompactionRequest) -> CompactionResult:
             if self.check() is not None:
-                raise _Stop
+                raise StopJudging
             try:
                 return summarize(request)
             except KeyboardInterrupt:  # SIGINT, or SIGTERM as the CLI maps it: stop, keep what was found
                 self.interrupt()
-                raise _Stop from None
+                raise StopJudging from None
         return call
 
 
 def _skeletons(config: RunConfig):
-    from strategies import skeletons
-
     low = min(config.min_turns, config.max_turns)
     return skeletons(min_turns=low, max_turns=config.max_turns, max_facts=8)
 
@@ -304,7 +257,7 @@ def _shrink_failure(key, first: Transcript, violation: Violation, summarizer: Su
         ev = evaluate(candidate, summarize, config, chosen)
         fails = best.offer(candidate, ev)
         if ev.stopped:
-            raise _Stop
+            raise StopJudging
         return fails
 
     stopped = None
@@ -314,11 +267,11 @@ def _shrink_failure(key, first: Transcript, violation: Violation, summarizer: Su
         # Pin compaction where it fired, so removing filler does not stop the budget trigger from firing.
         ev = evaluate(best.transcript, summarize, config, chosen)
         if ev.stopped:
-            raise _Stop
+            raise StopJudging
         points = tuple(sorted(set(ev.boundaries) | set(best.transcript.compaction_points)))
         still_fails(dataclasses.replace(best.transcript, compaction_points=points))
         minimize(best.transcript, still_fails)
-    except _Stop:
+    except StopJudging:
         stopped = budget.check() or "stopped"
     except KeyboardInterrupt:
         budget.interrupt()
@@ -341,9 +294,6 @@ def run(config: RunConfig, *, on_failure: Callable[[Failure], None] | None = Non
     interrupt ends exploration early; failures found are still shrunk as far
     as the budget allows and reported.
     """
-    from oracles import select
-    from strategies import expand
-
     chosen = select(only=config.only, skip=config.skip)
     run_seed = config.seed if config.seed is not None else secrets.randbits(32)
     progress = Progress(config.examples, label="examples", quiet=config.quiet)
@@ -363,7 +313,7 @@ def run(config: RunConfig, *, on_failure: Callable[[Failure], None] | None = Non
             for key, violation in ev.violations.items():
                 first_seen.setdefault(key, (transcript, violation))
             if ev.stopped:
-                raise _Stop
+                raise StopJudging
             turns.append(len(transcript.turns))
             for inv in ev.degradations:
                 degradations[inv] = degradations.get(inv, 0) + 1
@@ -371,13 +321,13 @@ def run(config: RunConfig, *, on_failure: Callable[[Failure], None] | None = Non
                 infra.append(InfraFailure(ev.infra.kind, ev.infra.message, len(turns), ev.infra.output))
             progress.advance(f"· {len(first_seen)} failures · {len(infra)} infra errors")
             if ev.infra is not None and config.stop_on_error:
-                raise _Stop
+                raise StopJudging
             return False
 
         try:
             find(strategy, explore, settings=_hypothesis_settings(config.examples, [Phase.generate]),
                  random=random.Random(run_seed))
-        except (NoSuchExample, Unsatisfiable, _Stop):
+        except (NoSuchExample, Unsatisfiable, StopJudging):
             pass
         except KeyboardInterrupt:
             budget.interrupt()
@@ -419,8 +369,6 @@ def run(config: RunConfig, *, on_failure: Callable[[Failure], None] | None = Non
 def shrink_transcript(transcript: Transcript, config: RunConfig, *,
                       on_failure: Callable[[Failure], None] | None = None) -> RunResult:
     """The ``shrink`` command: minimize every distinct failure of one given transcript."""
-    from oracles import select
-
     chosen = select(only=config.only, skip=config.skip)
     progress = Progress(1, label="shrinking", quiet=config.quiet)
     with open_summarizer(config) as summarizer:

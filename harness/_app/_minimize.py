@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from harness._model import Fate, Transcript
+from harness._base._model import Fate, Transcript
 
 __all__ = ["without_turns", "minimize"]
 

@@ -8,9 +8,9 @@ import unicodedata
 from pathlib import Path
 from typing import Any
 
-from harness._codec import transcript_to_dict
-from harness._files import write_atomic
-from harness._runner import Failure, RunResult, turn_stats
+from harness._base._codec import transcript_to_dict
+from harness._base._files import write_atomic
+from harness._app._runner import Failure, RunResult, turn_stats
 
 __all__ = ["render_text", "report_dict", "write_json", "reproduce_command", "printable"]
 

@@ -14,13 +14,13 @@ import contextlib
 import io
 from typing import Any
 
-from harness._cache import CallCache
-from harness._calling import DEFAULT_MAX_RESULT_CHARS, call_once, output_tail
-from harness._errors import InfraError, InvalidArgument, MalformedResult
-from harness._loading import PROTOCOLS, code_fingerprint, load_callable, resolve_protocol
-from harness._protocol import CompactionRequest, CompactionResult, result_from_dict
-from harness._redact import Redactor
-from harness._worker import Worker
+from harness._app._cache import CallCache
+from harness._base._calling import DEFAULT_MAX_RESULT_CHARS, call_once, output_tail
+from harness._base._errors import InfraError, InvalidArgument, MalformedResult
+from harness._app._loading import code_fingerprint, load_callable
+from harness._base._protocol import PROTOCOLS, CompactionRequest, CompactionResult, resolve_protocol, result_from_dict
+from harness._app._redact import Redactor
+from harness._app._worker import Worker
 
 __all__ = ["Summarizer", "ISOLATIONS"]
 

@@ -1,7 +1,7 @@
-"""From a ``--summarizer`` spec to a function: loading it, its protocol, and a fingerprint of its code.
+"""From a ``--summarizer`` spec to a function: loading it, and a fingerprint of its code.
 
-These three answers are decided here and nowhere else, so the CLI, replay, the
-pytest plugin and ``assert_compaction_holds`` can never disagree about them.
+Both answers are decided here and nowhere else (the protocol it is called with
+is decided by ``harness._base._protocol.resolve_protocol``).
 """
 
 from __future__ import annotations
@@ -15,11 +15,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from harness._errors import SpecError
+from harness._base._errors import SpecError
 
-__all__ = ["PROTOCOLS", "load_callable", "resolve_protocol", "code_fingerprint"]
-
-PROTOCOLS = ("messages", "rich")
+__all__ = ["load_callable", "code_fingerprint"]
 _FILE_MODULE_PREFIX = "_summarizer_"
 
 
@@ -79,21 +77,6 @@ def _describe(exc: BaseException) -> str:
     if isinstance(exc, SystemExit):
         return f"SystemExit (it called sys.exit({exc.code!r}))"
     return f"{type(exc).__name__}: {exc}"
-
-
-def resolve_protocol(fn: Callable[..., Any], explicit: str | None = None, *, recorded: str | None = None,
-                     option: str = "--protocol") -> str:
-    """The protocol to call ``fn`` with: the one given explicitly, else the function's own
-    ``compaction_protocol`` attribute, else the one recorded with it (a corpus entry saved from
-    this same summarizer), else ``messages``."""
-    for value, where in ((explicit, option), (getattr(fn, "compaction_protocol", None), "compaction_protocol"),
-                         (recorded, "the corpus entry's protocol")):
-        if value is None:
-            continue
-        if value not in PROTOCOLS:
-            raise SpecError(f"{where} {value!r}: expected one of {', '.join(PROTOCOLS)}")
-        return value
-    return "messages"
 
 
 def code_fingerprint(fn: Callable[..., Any]) -> str:

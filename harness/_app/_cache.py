@@ -14,9 +14,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from harness._errors import SchemaError
-from harness._files import output_dir, read_json_file, write_atomic
-from harness._protocol import CompactionRequest, request_key_material
+from harness._base._errors import SchemaError
+from harness._base._files import output_dir, read_json_file, write_atomic
+from harness._base._protocol import CompactionRequest, request_key_material
 
 __all__ = ["CACHE_FORMAT", "CallCache"]
 

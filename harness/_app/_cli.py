@@ -16,15 +16,17 @@ import threading
 import traceback
 
 from harness import __version__
-from harness._calling import DEFAULT_MAX_RESULT_CHARS
-from harness._codec import load
-from harness._corpus import Corpus, CorpusSaver, dedupe_corpus, load_corpus, load_entry, merge_corpora, save_entry
-from harness._errors import HarnessError, InfraError, SchemaError
-from harness._files import DEFAULT_MAX_FILE_MB, output_dir, output_file
-from harness._loading import PROTOCOLS
-from harness._replay import replay_corpus
-from harness._report import printable, render_text, write_json
-from harness._runner import DEFAULT_SHRINK_CALLS, RunConfig, RunResult, run, shrink_transcript
+from harness._base._calling import DEFAULT_MAX_RESULT_CHARS
+from harness._base._codec import load
+from harness._app._corpus import Corpus, CorpusSaver, dedupe_corpus, load_corpus, load_entry, merge_corpora, save_entry
+from harness._base._errors import HarnessError, InfraError, SchemaError
+from harness._base._files import DEFAULT_MAX_FILE_MB, output_dir, output_file
+from harness._base._protocol import PROTOCOLS
+from harness._app._loading import load_callable
+from harness._app._replay import replay_corpus
+from harness._app._report import printable, render_text, write_json
+from harness._app._runner import DEFAULT_SHRINK_CALLS, RunConfig, RunResult, run, shrink_transcript
+from oracles import registered, select
 
 __all__ = ["main", "DEFAULT_SUMMARIZER"]
 
@@ -267,8 +269,6 @@ def _shrink(args) -> int:
 
 
 def _oracles(args) -> int:
-    from oracles import registered
-
     for o in registered():
         print(f"{o.id:28} {o.severity.value:8} {o.scope:10} [{o.reference}] {o.summary}")
     return EXIT_OK
@@ -321,9 +321,6 @@ def _interrupt(signum, frame) -> None:
 
 
 def _validate_ids(args) -> None:
-    from harness._loading import load_callable
-    from oracles import select
-
     select(only=args.only, skip=args.skip)  # raises InvalidArgument naming unknown ids
     if args.token_counter:
         load_callable(args.token_counter, option="--token-counter")  # SpecError naming the option

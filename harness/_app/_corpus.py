@@ -5,7 +5,7 @@ broke, the summarizer it broke, the budget and protocol it ran with, the
 harness version, when it was found and the finding's detail. The name hashes
 everything but the version, the date and the detail (wording that may change
 between releases), so finding the same failure twice writes one file. Writes
-are atomic (``harness._files``): several CI shards or xdist workers may save
+are atomic (``harness._base._files``): several CI shards or xdist workers may save
 into one directory at once, and readers never see a writer's temporary file.
 """
 
@@ -18,12 +18,14 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from harness._codec import transcript_from_dict, transcript_to_dict
-from harness._errors import HarnessError, SchemaError
-from harness._files import existing_dir, json_files, output_dir, read_json_file, remove_stale_temps, write_atomic
-from harness._loading import PROTOCOLS, load_callable, resolve_protocol
-from harness._model import Transcript
-from harness._schema import Reader, check_version
+from harness._base._codec import transcript_from_dict, transcript_to_dict
+from harness._base._errors import HarnessError, SchemaError
+from harness._base._files import existing_dir, json_files, output_dir, read_json_file, remove_stale_temps, write_atomic
+from harness import __version__
+from harness._app._loading import load_callable
+from harness._base._model import Transcript
+from harness._base._protocol import PROTOCOLS, resolve_protocol
+from harness._base._schema import Reader, check_version
 
 __all__ = ["CORPUS_VERSION", "CorpusEntry", "Corpus", "entry_to_dict", "entry_from_dict", "entry_name", "save_entry",
            "load_entry", "load_corpus", "merge_corpora", "dedupe_corpus", "CorpusSaver"]
@@ -185,7 +187,7 @@ class CorpusSaver:
     """Saves each failure of a run the moment it is final; a failed save is recorded, never fatal.
 
     ``failure`` is anything with ``invariant``, ``fact_kind``, ``transcript`` and
-    ``detail`` (a ``harness._runner.Failure``).
+    ``detail`` (a ``harness._app._runner.Failure``).
     """
 
     def __init__(self, directory: str | Path | None, *, summarizer: str, protocol: str | None, budget: int):
@@ -200,8 +202,6 @@ class CorpusSaver:
     def __call__(self, failure) -> None:
         if self.directory is None:
             return
-        from harness import __version__
-
         entry = CorpusEntry(failure.invariant, failure.fact_kind, self.summarizer, self.protocol, self.budget,
                             failure.transcript, __version__, self.stamp, failure.detail)
         try:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from harness._errors import InvalidArgument
+from harness._base._errors import InvalidArgument
 
 __all__ = [
     "SCHEMA_VERSION",

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from harness._model import Transcript, Turn
+from harness._base._model import Transcript, Turn
 
 __all__ = ["to_messages", "turn_to_message"]
 

@@ -6,9 +6,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from harness._errors import SchemaError
-from harness._files import DEFAULT_MAX_FILE_MB, read_json_file
-from harness._model import (
+from harness._base._errors import SchemaError
+from harness._base._files import DEFAULT_MAX_FILE_MB, read_json_file
+from harness._base._model import (
     SCHEMA_VERSION,
     Fact,
     FactKind,
@@ -20,9 +20,9 @@ from harness._model import (
     Transcript,
     Turn,
 )
-from harness._schema import Reader, check_version
+from harness._base._schema import Reader, check_version
 
-__all__ = ["transcript_to_dict", "transcript_from_dict", "dumps", "loads", "load"]
+__all__ = ["transcript_to_dict", "transcript_from_dict", "fact_to_dict", "dumps", "loads", "load"]
 
 
 def _turn_to_dict(turn: Turn) -> dict[str, Any]:
@@ -34,7 +34,7 @@ def _turn_to_dict(turn: Turn) -> dict[str, Any]:
     return out
 
 
-def _fact_to_dict(fact: Fact) -> dict[str, Any]:
+def fact_to_dict(fact: Fact) -> dict[str, Any]:
     out: dict[str, Any] = {
         "id": fact.id,
         "kind": fact.kind.value,
@@ -55,7 +55,7 @@ def transcript_to_dict(transcript: Transcript) -> dict[str, Any]:
         "schema_version": transcript.schema_version,
         "seed": transcript.seed,
         "compaction_points": list(transcript.compaction_points),
-        "facts": [_fact_to_dict(f) for f in transcript.facts],
+        "facts": [fact_to_dict(f) for f in transcript.facts],
         "turns": [_turn_to_dict(t) for t in transcript.turns],
     }
 

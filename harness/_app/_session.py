@@ -15,10 +15,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from harness._errors import InvalidArgument
-from harness._model import Transcript, Turn, live_facts
-from harness._protocol import CompactionRequest, CompactionResult
-from harness._tokens import TokenCounter, count_tokens
+from harness._base._errors import InvalidArgument
+from harness._base._model import Transcript, Turn, live_facts
+from harness._base._protocol import CompactionRequest, CompactionResult
+from harness._base._tokens import TokenCounter, count_tokens
 
 __all__ = ["Round", "SessionConfig", "run_session"]
 

@@ -1,0 +1,45 @@
+"""One call for a team's own ``@given`` test: run a session and fail readably on a violation."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from harness._app._judging import judge_session
+from harness._base._compact import compact_once
+from harness._base._errors import CompactionViolation
+from harness._base._model import Transcript
+from oracles import DEFAULT_RULES, ProseRules, select
+
+__all__ = ["assert_compaction_holds"]
+
+
+def assert_compaction_holds(
+    summarize: Callable[..., Any],
+    transcript: Transcript,
+    *,
+    protocol: str | None = None,
+    budget: int = 2000,
+    only: Iterable[str] | None = None,
+    skip: Iterable[str] = (),
+    rules: ProseRules = DEFAULT_RULES,
+) -> None:
+    """Stream ``transcript`` through ``summarize`` as a long session; raise on any violation.
+
+    Use it inside ``@given(transcripts(...))``; Hypothesis then shrinks the transcript.
+    ``protocol`` None means the function's own ``compaction_protocol``, else messages
+    (the same rule as the CLI and the plugin). The session is judged by the same
+    code as a CLI run (``judge_session``), one violation per invariant and fact
+    kind. If the summarizer fails (raises, returns garbage, mutates its input),
+    its ``InfraError`` is raised, chained to the original exception, unless
+    violations came first: then ``CompactionViolation`` names both.
+    """
+    ev = judge_session(transcript, lambda request: compact_once(summarize, request, protocol=protocol),
+                       budget=budget, rules=rules, oracles=select(only=only, skip=skip))
+    problems = ev.describe()
+    if problems:
+        if ev.infra is not None:
+            problems.append(f"and then the summarizer failed: {ev.infra}")
+        raise CompactionViolation("\n".join(problems))
+    if ev.infra is not None:
+        raise ev.infra

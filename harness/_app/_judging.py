@@ -1,0 +1,91 @@
+"""Judging one session: stream a transcript through a summarizer, check every round and the whole.
+
+The one session judge: the CLI's runner, replay, the pytest plugin and
+``assert_compaction_holds`` all call ``judge_session``, so a team's ``@given``
+test and the nightly run reach the same verdict on the same transcript.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from harness._app._session import SessionConfig, run_session
+from harness._base._errors import InfraError
+from harness._base._model import Transcript
+from harness._base._protocol import CompactionRequest, CompactionResult, result_to_dict
+from harness._base._tokens import TokenCounter, count_tokens
+from oracles import DEFAULT_RULES, Case, Finding, Oracle, ProseRules, SessionCase, check, check_session, select
+
+__all__ = ["StopJudging", "Violation", "Evaluation", "judge_session"]
+
+
+class StopJudging(BaseException):
+    """Raised by a summarize wrapper to end a session early (a spent budget, an interrupt).
+
+    A ``BaseException``, so it passes through Hypothesis and summarizer code untouched.
+    """
+
+
+#: One violation as first seen: the finding, the round index, the boundary and the context returned.
+Violation = tuple[Finding, int | None, int | None, dict[str, Any] | None]
+
+
+@dataclass
+class Evaluation:
+    """What one transcript's session showed: the first violation per (invariant, fact kind), and where.
+
+    Rounds judged before the summarizer failed keep their findings: a later
+    error never hides an earlier violation.
+    """
+
+    violations: dict[tuple[str, str | None], Violation] = field(default_factory=dict)
+    degradations: list[str] = field(default_factory=list)
+    infra: InfraError | None = None
+    boundaries: tuple[int, ...] = ()
+    stopped: bool = False  # StopJudging ended the session before its end
+
+    def describe(self) -> list[str]:
+        """One readable line per violation."""
+        lines = []
+        for (invariant, kind), (finding, rnd, boundary, _) in self.violations.items():
+            where = f"compaction {rnd + 1} (after turn {boundary})" if rnd is not None else "session"
+            lines.append(f"{where}: {invariant} [{kind or 'structure'}] {finding.detail}"
+                         + (f"; expected {finding.expected!r}" if finding.expected else "")
+                         + (f"; context had {finding.found!r}" if finding.found else ""))
+        return lines
+
+
+def judge_session(transcript: Transcript, summarize: Callable[[CompactionRequest], CompactionResult], *,
+                  budget: int, trigger: float = 0.8, count_tokens: TokenCounter = count_tokens,
+                  rules: ProseRules = DEFAULT_RULES, oracles: Iterable[Oracle] | None = None) -> Evaluation:
+    """Run one session and judge every round it completed, plus the session as a whole.
+
+    ``summarize`` may raise ``InfraError`` (recorded in ``infra``; earlier rounds
+    are still judged) or ``StopJudging`` (recorded in ``stopped``).
+    """
+    chosen = tuple(select() if oracles is None else oracles)
+    ev = Evaluation()
+    session = SessionConfig(budget=budget, trigger=trigger, count_tokens=count_tokens)
+    rounds = []
+    try:
+        run_session(transcript, summarize, session, on_round=lambda rnd: rounds.append(rnd) and False)
+    except InfraError as exc:
+        ev.infra = exc
+    except StopJudging:
+        ev.stopped = True
+    ev.boundaries = tuple(r.boundary for r in rounds)
+    for rnd in rounds:
+        verdict = check(Case(transcript, rnd.boundary, budget, rnd.result, rules=rules, count_tokens=count_tokens),
+                        chosen)
+        for finding in verdict.findings:
+            if finding.severity.value == "degrade":
+                ev.degradations.append(finding.invariant)
+                continue
+            key = (finding.invariant, finding.fact_kind)
+            ev.violations.setdefault(key, (finding, rnd.index, rnd.boundary, result_to_dict(rnd.result)))
+    session_case = SessionCase(transcript, budget, tuple((r.boundary, r.result) for r in rounds), count_tokens)
+    for finding in check_session(session_case, chosen):
+        ev.violations.setdefault((finding.invariant, None), (finding, None, None, None))
+    return ev

@@ -1,0 +1,105 @@
+"""Imports go one way: the base, then strategies and oracles on it, then the application on all three.
+
+Checked by reading the source (``ast``), so a cycle cannot hide inside a function, and by
+importing every module first in a fresh interpreter, so none depends on another having been
+imported before it.
+"""
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGES = ("harness", "strategies", "oracles")
+
+
+def _modules() -> list[str]:
+    names = []
+    for package in PACKAGES:
+        for path in sorted((ROOT / package).rglob("*.py")):
+            parts = path.relative_to(ROOT).with_suffix("").parts
+            names.append(".".join(parts[:-1] if parts[-1] == "__init__" else parts))
+    return names
+
+
+MODULES = _modules()
+
+
+def _imports(module: str) -> list[tuple[ast.AST, str, bool]]:
+    """(node, imported module, inside a function?) for every import statement of ``module``."""
+    path = ROOT / Path(*module.split("."))
+    path = path / "__init__.py" if path.is_dir() else path.with_suffix(".py")
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    in_function = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            in_function.update(id(sub) for sub in ast.walk(node))
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found += [(node, alias.name, id(node) in in_function) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            found.append((node, node.module, id(node) in in_function))
+    return found
+
+
+def _layer(module: str) -> str:
+    if module.startswith(("harness._base", "harness._base.")) or module == "harness":
+        return "base"
+    if module.startswith(("strategies", "oracles")):
+        return "domain"
+    if module.startswith("harness.summarizers"):
+        return "summarizers"
+    return "application"  # harness._app, harness.testing, harness.__main__
+
+
+# What each layer may import from the project (besides itself and the standard library).
+ALLOWED = {
+    "base": {"base"},
+    "domain": {"base", "domain"},
+    "summarizers": {"base", "domain", "summarizers"},
+    "application": {"base", "domain", "summarizers", "application"},
+}
+
+
+@pytest.mark.parametrize("module", MODULES)
+def test_imports_go_one_way(module):
+    for node, target, _ in _imports(module):
+        if target.split(".")[0] not in PACKAGES:
+            continue
+        assert _layer(target) in ALLOWED[_layer(module)], (
+            f"{module} (layer {_layer(module)}) imports {target} (layer {_layer(target)}) at line {node.lineno}")
+
+
+def test_no_import_hides_in_a_function_except_commented_lazy_ones():
+    """An import inside a function is a dodged cycle unless a ``# lazy:`` comment says why it waits."""
+    offenders = []
+    for module in MODULES:
+        path = ROOT / Path(*module.split("."))
+        path = path / "__init__.py" if path.is_dir() else path.with_suffix(".py")
+        lines = path.read_text(encoding="utf-8").splitlines()
+        for node, target, in_function in _imports(module):
+            if not in_function:
+                continue
+            above = lines[max(0, node.lineno - 6): node.lineno]
+            block = [line for line in above if line.strip().startswith(("#", "from ", "import "))]
+            if not any("# lazy:" in line for line in block):
+                offenders.append(f"{module}:{node.lineno} imports {target}")
+    assert offenders == []
+
+
+@pytest.mark.parametrize("module", MODULES)
+def test_every_module_imports_first_in_a_fresh_interpreter(module):
+    proc = subprocess.run([sys.executable, "-c", f"import {module}"], capture_output=True, text=True, timeout=60,
+                          cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_importing_harness_loads_neither_the_application_nor_the_oracles():
+    code = ("import sys, harness; "
+            "print(sorted(m for m in sys.modules if m.startswith(('harness._app', 'oracles', 'strategies'))))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert proc.stdout.strip() == "[]", proc.stdout + proc.stderr
