@@ -123,6 +123,11 @@ class Context:
     def lines_with(self, literal: str) -> list[Clause]:
         return [c for c in self.lines if literal in c.text]
 
+    def units_with(self, unit: str, literal: str) -> list[Clause]:
+        """The pieces of text of ``unit`` (``clause``, ``sentence`` or ``line``) that contain ``literal``."""
+        pieces = {"clause": self.clauses, "sentence": self.sentences, "line": self.lines}[unit]
+        return [c for c in pieces if literal in c.text]
+
     def position(self, clause: Clause) -> int:
         """Where a clause sits in reading order (later statements override earlier ones)."""
         return self.clauses.index(clause) if clause in self.clauses else -1

@@ -48,16 +48,16 @@ def field_mentions(ctx: Context, field: str, value: str | None = None) -> list[M
             if m is None:
                 continue
             between = window[: m.start()]
-            if _another_field(between) or (value is not None and field in between):
+            if _another_field(between, ctx.rules.field_links) or (value is not None and field in between):
                 continue
             after = " ".join(_WORDS.findall(window[m.end():])[:3])
             out.append(Mention(clause, m.group(0), between + " " + after, between))
     return out
 
 
-def _another_field(between: str) -> bool:
-    """A second field sits between: a snake_case name followed by an assignment or operator."""
-    return any(re.match(r"\s*(?:[:=<>≤≥]|is\b|at\b|must\b)", between[m.end():]) for m in _SNAKE.finditer(between))
+def _another_field(between: str, links: tuple[str, ...]) -> bool:
+    """A second field sits between: a snake_case name followed by one of the rules' field links."""
+    return any(phrase_pattern(links).match(between[m.end():].lstrip()) for m in _SNAKE.finditer(between))
 
 
 def value_mentions(ctx: Context, field: str, value: str) -> list[Mention]:

@@ -34,7 +34,7 @@ def commitment_retained(case: Case) -> Iterator[Finding]:
                                 expected=obj, found=ctx.near_miss(obj))
             continue
         cues = _action_forms(fact) + ctx.rules.pending_cues
-        if any(ctx.cue_near(c, obj, cues) for c in ctx.clauses_with(obj)):
+        if any(ctx.cue_near(c, obj, cues) for c in ctx.units_with(ctx.rules.pending_unit, obj)):
             continue
         yield Finding.about(
             "commitment-retained", fact,
@@ -50,14 +50,14 @@ def completion_honest(case: Case) -> Iterator[Finding]:
     for fact in _live(case, FactKind.COMMITMENT):
         obj = fact.literals[0]
         entry = ctx.ledger_entry(fact)
-        if entry is not None and entry.status.lower() in ("done", "fulfilled", "complete", "completed", "closed"):
+        if entry is not None and entry.status.lower() in ctx.rules.done_statuses:
             yield Finding.about("completion-honest", fact, f"ledger marks the open commitment on {obj} as {entry.status}",
                                 expected="open", found=entry.status)
             continue
         past = (fact.detail("past") or "").lower()
         cues = ctx.rules.completion_cues + ((past,) if past else ())
-        for clause in ctx.clauses_with(obj):
-            cue = ctx.cue_near(clause, obj, cues, window=5)
+        for clause in ctx.units_with(ctx.rules.completion_unit, obj):
+            cue = ctx.cue_near(clause, obj, cues, window=ctx.rules.completion_window)
             if cue and not ctx.cue_in(clause, ctx.rules.pending_cues):
                 yield Finding.about("completion-honest", fact,
                                     f"the context says the commitment on {obj} is done ({cue!r}); it is still open",
@@ -80,9 +80,6 @@ def handle_retained(case: Case) -> Iterator[Finding]:
         yield Finding.about("handle-retained", fact, detail, expected=call_id, found=intent)
 
 
-_OPEN_STATUSES = ("open", "unresolved", "pending", "in_flight", "in-flight", "running")
-
-
 @oracle("closure", reference="001")
 def closure(case: Case) -> Iterator[Finding]:
     """Every call open at the boundary is marked UNRESOLVED (or kept as an open call), never as finished."""
@@ -96,16 +93,14 @@ def closure(case: Case) -> Iterator[Finding]:
         if call_id in kept_calls and call_id not in kept_results:
             continue
         entry = ctx.ledger_entry(fact)
-        if entry is not None and entry.status.lower() in _OPEN_STATUSES:
+        if entry is not None and entry.status.lower() in ctx.rules.open_statuses:
             continue
-        clauses = ctx.sentences_with(call_id)
-        if any(ctx.cue_near(c, call_id, ctx.rules.unresolved_cues, window=12) for c in clauses):
+        clauses = ctx.units_with(ctx.rules.unresolved_unit, call_id)
+        if any(ctx.cue_near(c, call_id, ctx.rules.unresolved_cues, window=ctx.rules.unresolved_window)
+               for c in clauses):
             continue
         yield Finding.about("closure", fact, f"call {call_id} is still open at the boundary but the context does not mark it UNRESOLVED",
                             expected=f"{call_id} marked unresolved", found=clauses[0].text if clauses else None)
-
-
-_RESOLVED = ("fixed", "resolved", "no longer", "gone", "cleared", "solved", "works now", "passes again")
 
 
 @oracle("error-retained", reference="000")
@@ -120,9 +115,10 @@ def error_retained(case: Case) -> Iterator[Finding]:
             yield Finding.about("error-retained", fact, f"unresolved error {code} ({fact.detail('exception')}) was dropped",
                                 expected=code, found=ctx.near_miss(code))
             continue
-        for clause in ctx.clauses_with(code):
-            cue = ctx.cue_near(clause, code, _RESOLVED, window=6)
-            if cue and not ctx.cue_in(clause, ("not ", "n't", "unresolved", "still")):
+        rules = ctx.rules
+        for clause in ctx.units_with(rules.resolution_unit, code):
+            cue = ctx.cue_near(clause, code, rules.resolution_cues, window=rules.resolution_window)
+            if cue and not ctx.cue_in(clause, rules.resolution_negators):
                 yield Finding.about("error-retained", fact, f"error {code} is stated as resolved ({cue!r}); it is not",
                                     expected=f"{code} unresolved", found=clause.text)
                 break

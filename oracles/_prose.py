@@ -40,12 +40,13 @@ def negation_polarity(case: Case) -> Iterator[Finding]:
         entry = ctx.ledger_entry(fact)
         if entry is not None and entry.polarity == Polarity.FORBID.value:
             continue
-        sentences = ctx.sentences_with(literal)
+        sentences = ctx.units_with(rules.prohibition_unit, literal)
         if not sentences:
             continue  # literal-verbatim reports the missing literal
         softened = None
         for sentence in sentences:
-            clause = next((c for c in ctx.clauses_with(literal) if c.text in sentence.text), sentence)
+            clause = next((c for c in ctx.units_with(rules.softening_unit, literal) if c.text in sentence.text),
+                          sentence)
             soft = ctx.cue_in(clause, rules.softening_cues)
             if soft:
                 softened = softened or sentence.text
@@ -138,7 +139,8 @@ def supersession(case: Case) -> Iterator[Finding]:
         else:
             new = fact.literals[0]
             current = ctx.clauses_with(new)
-            stale = [c for c in ctx.clauses_with(old) if new not in c.text and not ctx.cue_in(c, rules.staleness_cues)]
+            stale = [c for c in ctx.units_with(rules.staleness_unit, old)
+                     if new not in c.text and not ctx.cue_in(c, rules.staleness_cues)]
             shown_new, shown_old = new, old
         carried = bool(ctx.ledger_entry(fact)) or bool(current) or (not field and ctx.mentions(new))
         # Reading order matters: a stale statement followed by the change is history, not current.
@@ -174,14 +176,13 @@ def negative_fact_disposition(case: Case) -> Iterator[Finding]:
             continue
         sentences = ctx.sentences_with(literal)
         # The disposition often follows in the next sentence ("Dropping X. Rejected."): read the whole line.
-        if any(ctx.cue_near(s, literal, ctx.rules.disposition_cues, window=12) for s in ctx.lines_with(literal)):
+        rules = ctx.rules
+        if any(ctx.cue_near(s, literal, rules.disposition_cues, window=rules.disposition_window)
+               for s in ctx.units_with(rules.disposition_unit, literal)):
             continue
         yield Finding.about("negative-fact-disposition", fact,
                             f"{literal} is mentioned but no longer marked {disposition}; it may be re-proposed",
                             expected=f"{literal} {disposition}", found=sentences[0].text if sentences else None)
-
-
-_POSTFIX_PROHIBITIONS = ("off limits", "off-limits", "forbidden", "prohibited", "banned", "is blocked", "not permitted")
 
 
 def _source_text(case: Case) -> str:
@@ -235,7 +236,7 @@ def _prohibition_targets(ctx, clause) -> list[str]:
         at = lower.find(cue)
         if at < 0 or any(trap in lower for trap in ctx.rules.negation_traps if cue in trap):
             continue
-        if cue in _POSTFIX_PROHIBITIONS:
+        if cue in ctx.rules.postfix_prohibition_cues:
             before = [t for pos, t in idents if 0 <= pos < at]
             if before:
                 out.append(before[-1])

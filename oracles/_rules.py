@@ -1,20 +1,35 @@
-"""How the oracles read prose: every cue list and distance in one documented place.
+"""How the oracles read prose: every cue list, status word, distance and reading unit in one place.
 
 Free-text checks are strict on purpose (DESIGN section 4): obligations must be
 carried by reference (the literal, byte-exact) and negations must stay
 first-class. What counts as a prohibition, a softening, a disposition, an
-operator or an UNRESOLVED mark is decided here, case-insensitively, within one
-*clause* of the literal. A clause is a piece of a sentence split at ``. ! ? ;``
-(followed by a space or the end), newlines, and contrastive joins such as
-" but ", " whereas ", " however ". Build your own with
-``dataclasses.replace(DEFAULT_RULES, ...)`` and pass it to ``oracles.check``.
+operator or an UNRESOLVED mark is decided here, case-insensitively, and so is
+the *unit* of text each cue is looked for in (the ``*_unit`` fields):
+
+- ``clause``: a piece of a sentence split at ``. ! ? ;`` (followed by a space or
+  the end), newlines, and contrastive joins such as " but ", " whereas ";
+- ``sentence``: split at ``. ! ?`` and newlines only;
+- ``line``: split at newlines only (a disposition often follows in the next
+  sentence: "Dropping X. Rejected.").
+
+Within the unit, ``cue_near`` cues must also sit within a window of words of
+the literal (``cue_window`` unless a check names its own window here); ``cue_in``
+cues may be anywhere in the unit. Build your own with
+``dataclasses.replace(DEFAULT_RULES, ...)`` and pass it to ``oracles.check``
+(``Case(rules=...)``), ``assert_compaction_holds(rules=...)``, the CLI
+(``--rules module:OBJECT``) or the pytest plugin (``--summarizer-rules``).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
-__all__ = ["ProseRules", "DEFAULT_RULES"]
+from harness._base._errors import InvalidArgument
+
+__all__ = ["ProseRules", "DEFAULT_RULES", "UNITS"]
+
+#: The units of text a cue can be looked for in.
+UNITS = ("clause", "sentence", "line")
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,19 +92,56 @@ class ProseRules:
                "higher than")),
         ("==", ("==", "exactly", "precisely", "equal to", "equals", "fixed at", "pinned to")),
     )
-    neutral_assignments: tuple[str, ...] = (":", "=", "is", "set to", "to", "of", "at", "stays", "be", "remains")
+    # Between a snake_case name and a number, one of these makes the name the number's field: so in
+    # "retry_limit 3, max_retries: 5" the 5 belongs to max_retries, not to retry_limit.
+    field_links: tuple[str, ...] = (":", "=", "<", ">", "≤", "≥", "is", "at", "must")
     # A stale value is fine when marked as the old one.
     staleness_cues: tuple[str, ...] = (
         "was", "were", "previously", "formerly", "old", "no longer", "instead of", "replaced", "replaces",
         "retired", "superseded", "from", "not ", "changed", "used to", "earlier", "deprecated",
     )
+    # A prohibition whose cue follows its target ("X is off limits"), not precedes it.
+    postfix_prohibition_cues: tuple[str, ...] = (
+        "off limits", "off-limits", "forbidden", "prohibited", "banned", "is blocked", "not permitted",
+    )
+    # An unresolved error stated as fixed, unless a resolution negator shares its unit.
+    resolution_cues: tuple[str, ...] = (
+        "fixed", "resolved", "no longer", "gone", "cleared", "solved", "works now", "passes again",
+    )
+    resolution_negators: tuple[str, ...] = ("not ", "n't", "unresolved", "still")
+    # Ledger entry statuses: an open call marked with one of these stays open; an open commitment
+    # marked with one of these was claimed done.
+    open_statuses: tuple[str, ...] = ("open", "unresolved", "pending", "in_flight", "in-flight", "running")
+    done_statuses: tuple[str, ...] = ("done", "fulfilled", "complete", "completed", "closed")
     # How far (in words) a cue or a number may sit from the literal it qualifies.
     cue_window: int = 8
+    completion_window: int = 5
+    resolution_window: int = 6
+    disposition_window: int = 12
+    unresolved_window: int = 12
     number_window: int = 6
+    # Where each check reads (see the module docstring for the units).
+    prohibition_unit: str = "sentence"
+    softening_unit: str = "clause"
+    pending_unit: str = "clause"
+    completion_unit: str = "clause"
+    resolution_unit: str = "clause"
+    disposition_unit: str = "line"
+    unresolved_unit: str = "sentence"
+    staleness_unit: str = "clause"
     # The near-miss report: a token at least this similar to a missing literal is named as a paraphrase.
     near_miss_ratio: float = 0.6
     # ledger-budget: the structured ledger's share of the budget before it degrades.
     ledger_budget_share: float = 0.12
+
+
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if f.name.endswith("_unit") and value not in UNITS:
+                raise InvalidArgument(f"ProseRules({f.name}={value!r}): expected one of {', '.join(UNITS)}")
+            if f.name.endswith("_window") and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
+                raise InvalidArgument(f"ProseRules({f.name}={value!r}): expected a whole number of words >= 0")
 
 
 DEFAULT_RULES = ProseRules()

@@ -22,7 +22,7 @@ from harness._app._corpus import Corpus, CorpusSaver, dedupe_corpus, load_corpus
 from harness._base._errors import HarnessError, InfraError, SchemaError
 from harness._base._files import DEFAULT_MAX_FILE_MB, output_dir, output_file
 from harness._base._protocol import PROTOCOLS
-from harness._app._loading import load_callable
+from harness._app._loading import load_callable, load_rules
 from harness._app._replay import replay_corpus
 from harness._app._report import printable, render_text, write_json
 from harness._app._runner import DEFAULT_SHRINK_CALLS, RunConfig, RunResult, run, shrink_transcript
@@ -91,6 +91,8 @@ def _add_call_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--redact-env", action="append", default=[], metavar="NAME",
                    help="also redact this environment variable's value from everything written (repeatable; "
                         "names like *_KEY, *_TOKEN, *SECRET* are redacted anyway)")
+    p.add_argument("--rules", metavar="SPEC", default=None,
+                   help="module:OBJECT naming your own oracles.ProseRules (cue lists, windows, reading units)")
     p.add_argument("--quiet", action="store_true", help="no progress output (for CI logs)")
 
 
@@ -163,7 +165,7 @@ def _config(args, **extra) -> RunConfig:
     common = dict(summarizer=args.summarizer, protocol=args.protocol, timeout=args.timeout,
                   isolation="inline" if args.inline else "process", cache_dir=args.cache_dir, quiet=args.quiet,
                   max_result_chars=args.max_result_chars, summarizer_version=args.summarizer_version,
-                  redact_env=tuple(args.redact_env))
+                  redact_env=tuple(args.redact_env), rules=args.rules)
     if args.command != "replay":
         common.update(budget=args.budget, only=args.only, skip=args.skip, stop_on_error=args.stop_on_error,
                       token_counter=args.token_counter, max_time=args.max_time, shrink_calls=args.shrink_calls)
@@ -291,6 +293,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "corpus":
             return _corpus(args)
         _check_paths(args)
+        if args.rules:
+            load_rules(args.rules)  # SpecError naming --rules, before any work
         if args.command == "replay":
             return _replay(args)
         _validate_ids(args)

@@ -16,20 +16,39 @@ from pathlib import Path
 from typing import Any
 
 from harness._base._errors import SpecError
+from oracles import ProseRules
 
-__all__ = ["load_callable", "code_fingerprint"]
+__all__ = ["load_object", "load_callable", "load_rules", "code_fingerprint"]
 _FILE_MODULE_PREFIX = "_summarizer_"
 
 
+def load_rules(spec: str, *, option: str = "--rules") -> ProseRules:
+    """A team's ``ProseRules`` named by ``module:OBJECT``; anything else is a ``SpecError``."""
+    rules = load_object(spec, option=option, what="RULES")
+    if not isinstance(rules, ProseRules):
+        raise SpecError(f"{option} {spec!r}: expected an oracles.ProseRules (for example "
+                        f"dataclasses.replace(oracles.DEFAULT_RULES, ...)), got {type(rules).__name__}")
+    return rules
+
+
 def load_callable(spec: str, *, option: str = "--summarizer") -> Callable[..., Any]:
-    """Resolve ``module:function`` or ``path/to/file.py:function``; every failure is a ``SpecError`` naming ``option``.
+    """Resolve ``module:function`` or ``path/to/file.py:function``; every failure is a ``SpecError`` naming ``option``."""
+    fn = load_object(spec, option=option, noun="callable")
+    if not callable(fn):
+        target, _, name = spec.rpartition(":")
+        raise SpecError(f"{option} {spec!r}: module {target!r} has no callable named {name!r}")
+    return fn
+
+
+def load_object(spec: str, *, option: str, what: str = "function", noun: str = "attribute") -> Any:
+    """Resolve ``module:NAME`` or ``path/to/file.py:NAME`` to whatever NAME is.
 
     Importing runs the team's code: whatever it raises (``RuntimeError``, even
     ``SystemExit``) is reported as a spec that cannot be loaded, never as a crash.
     """
     target, sep, name = spec.rpartition(":")
     if not sep or not target or not name:
-        raise SpecError(f"{option} {spec!r}: expected 'module:function' or 'path/to/file.py:function'")
+        raise SpecError(f"{option} {spec!r}: expected 'module:{what}' or 'path/to/file.py:{what}'")
     if target.endswith(".py") or os.sep in target or "/" in target:
         module = _load_file(spec, target, option)
     else:
@@ -41,10 +60,9 @@ def load_callable(spec: str, *, option: str = "--summarizer") -> Callable[..., A
             raise
         except BaseException as exc:  # the module's own code failed while importing
             raise SpecError(f"{option} {spec!r}: importing module {target!r} raised {_describe(exc)}") from None
-    fn = getattr(module, name, None)
-    if not callable(fn):
-        raise SpecError(f"{option} {spec!r}: module {target!r} has no callable named {name!r}")
-    return fn
+    if not hasattr(module, name):
+        raise SpecError(f"{option} {spec!r}: module {target!r} has no {noun} named {name!r}")
+    return getattr(module, name)
 
 
 def _load_file(spec: str, target: str, option: str):

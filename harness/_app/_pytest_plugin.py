@@ -31,6 +31,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--summarizer-seed", metavar="S", default=None, help="run seed (default: random, shown in the header)")
     group.addoption("--summarizer-budget", metavar="TOKENS", default="2000", help="token budget (default 2000)")
     group.addoption("--summarizer-max-turns", metavar="T", default="400", help="longest transcript (default 400)")
+    group.addoption("--summarizer-rules", metavar="SPEC", default=None,
+                    help="module:OBJECT naming your own oracles.ProseRules for judging prose")
 
 
 def _int_option(config: pytest.Config, name: str, minimum: int) -> int:
@@ -52,7 +54,7 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(f"--summarizer-profile {config.getoption('summarizer_profile')!r}: "
                                 f"expected one of {', '.join(_PROFILES)}")
     # lazy: this plugin loads in every pytest session; the harness itself only when --summarizer is given
-    from harness._app._loading import load_callable
+    from harness._app._loading import load_callable, load_rules
     from harness._base._errors import SpecError
     from harness._base._protocol import PROTOCOLS, resolve_protocol
 
@@ -63,6 +65,8 @@ def pytest_configure(config: pytest.Config) -> None:
         _int_option(config, name, minimum)
     try:  # fail at start-up, naming the option, rather than in every test
         resolve_protocol(load_callable(spec), config.getoption("summarizer_protocol"), option="--summarizer-protocol")
+        if config.getoption("summarizer_rules"):
+            load_rules(config.getoption("summarizer_rules"), option="--summarizer-rules")
     except SpecError as exc:
         raise pytest.UsageError(str(exc)) from None
     workerinput = getattr(config, "workerinput", None)
@@ -131,7 +135,7 @@ class HarnessItem(pytest.Item):
                            examples=chosen.max_examples, seed=self._seed(),
                            max_turns=int(cfg.getoption("summarizer_max_turns")),
                            budget=int(cfg.getoption("summarizer_budget")), quiet=True,
-                           database=str(database) if database else None)
+                           database=str(database) if database else None, rules=cfg.getoption("summarizer_rules"))
         corpus = cfg.getoption("summarizer_corpus") if cfg.getoption("summarizer_save") else None
         saver = CorpusSaver(corpus, summarizer=config.summarizer, protocol=config.protocol, budget=config.budget)
         result = run(config, on_failure=saver)
@@ -146,7 +150,8 @@ class HarnessItem(pytest.Item):
 
         entry = load_entry(self.entry_path)
         config = RunConfig(summarizer=self.config.getoption("summarizer"),
-                           protocol=self.config.getoption("summarizer_protocol"), quiet=True)
+                           protocol=self.config.getoption("summarizer_protocol"), quiet=True,
+                           rules=self.config.getoption("summarizer_rules"))
         with open_summarizer(config, recorded_protocol=recorded_protocol(entry, config.summarizer)) as summarizer:
             outcome = replay_entry(self.entry_path, entry, summarizer, config)
         if outcome.status != "fixed":

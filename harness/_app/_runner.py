@@ -24,7 +24,7 @@ from hypothesis.errors import NoSuchExample, Unsatisfiable
 from harness._app._adapters import Summarizer
 from harness._app._cache import CallCache
 from harness._base._calling import DEFAULT_MAX_RESULT_CHARS
-from harness._app._loading import load_callable
+from harness._app._loading import load_callable, load_rules
 from harness._app._minimize import minimize
 from harness._base._model import Transcript
 from harness._app._progress import Progress
@@ -32,7 +32,7 @@ from harness._base._protocol import CompactionRequest, CompactionResult
 from harness._app._redact import Redactor
 from harness._app._judging import Evaluation, StopJudging, Violation, judge_session
 from harness._base._tokens import count_tokens
-from oracles import select
+from oracles import DEFAULT_RULES, ProseRules, select
 from strategies import expand, skeletons
 
 __all__ = ["RunConfig", "Failure", "InfraFailure", "RunResult", "Evaluation", "evaluate", "run", "shrink_transcript",
@@ -69,6 +69,7 @@ class RunConfig:
     summarizer_version: str | None = None  # replaces the code fingerprint in cache keys
     redact_env: tuple[str, ...] = ()  # more environment variables whose values never reach a file
     transcript_file: str | None = None  # set by ``shrink``: the file the reproduce command names
+    rules: str | None = None  # module:OBJECT naming a team's oracles.ProseRules; default DEFAULT_RULES
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,7 +142,7 @@ def evaluate(transcript: Transcript, summarize: Callable[[CompactionRequest], Co
              chosen) -> Evaluation:
     """``judge_session`` with a run's budget, trigger, token counter and rules."""
     return judge_session(transcript, summarize, budget=config.budget, trigger=config.trigger,
-                         count_tokens=_counter(config.token_counter), oracles=chosen)
+                         count_tokens=_counter(config.token_counter), rules=_rules(config.rules), oracles=chosen)
 
 
 @functools.lru_cache(maxsize=8)
@@ -149,6 +150,11 @@ def _counter(spec: str | None):
     if spec is None:
         return count_tokens
     return load_callable(spec, option="--token-counter")
+
+
+@functools.lru_cache(maxsize=8)
+def _rules(spec: str | None) -> ProseRules:
+    return DEFAULT_RULES if spec is None else load_rules(spec)
 
 
 def open_summarizer(config: RunConfig, *, recorded_protocol: str | None = None) -> Summarizer:
