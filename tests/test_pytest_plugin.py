@@ -1,5 +1,8 @@
 """The pytest plugin, driven through pytester (in a subprocess, so xdist's -n works)."""
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -95,13 +98,24 @@ def test_without_summarizer_the_plugin_adds_nothing(pytester):
     pytester.runpytest_subprocess("-p", "no:cacheprovider").assert_outcomes(passed=1)
 
 
-def test_nightly_profile_stays_random_with_a_database_under_ci(monkeypatch):
-    monkeypatch.setenv("CI", "true")
-    nightly = profile("nightly")
-    assert nightly.derandomize is False
-    assert nightly.database is not None
-    assert nightly.max_examples == 1000
-    assert profile("ci").derandomize is True and profile("dev").max_examples == 20
+def test_nightly_profile_stays_random_with_a_database_under_ci():
+    """In a fresh interpreter with CI set, Hypothesis loads its own derandomized, database-less
+    profile as the default; ours must not inherit that."""
+    code = ("import hypothesis; from harness._app._profiles import profile; d = hypothesis.settings.default; "
+            "n = profile('nightly'); print(d.derandomize, d.database is None, n.derandomize, "
+            "n.database is not None, n.max_examples)")
+    env = {k: v for k, v in os.environ.items() if k != "HYPOTHESIS_PROFILE"}
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                          env={**env, "CI": "true"})
+    assert proc.stdout.split() == ["True", "True", "False", "True", "1000"], proc.stdout + proc.stderr
+
+
+def test_a_derandomized_profile_fixes_the_run_seed(pytester):
+    pytester.makepyfile(EMPTY_TEST)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--summarizer",
+                                           "harness.summarizers.ledgered:summarize", "--summarizer-profile", "ci",
+                                           "-k", "nothing")
+    result.stdout.fnmatch_lines(["*profile ci, seed 0 *"])
 
 
 def test_nightly_run_keeps_shrunk_failures_in_its_database(tmp_path):

@@ -55,6 +55,7 @@ def pytest_configure(config: pytest.Config) -> None:
                                 f"expected one of {', '.join(_PROFILES)}")
     # lazy: this plugin loads in every pytest session; the harness itself only when --summarizer is given
     from harness._app._loading import load_callable, load_rules
+    from harness._app._profiles import profile
     from harness._base._errors import SpecError
     from harness._base._protocol import PROTOCOLS, resolve_protocol
 
@@ -74,8 +75,8 @@ def pytest_configure(config: pytest.Config) -> None:
         seed = workerinput["compaction_harness_seed"]  # every xdist worker uses the controller's seed
     elif config.getoption("summarizer_seed") is not None:
         seed = _int_option(config, "summarizer_seed", 0)
-    elif config.getoption("summarizer_profile") == "ci":
-        seed = 0
+    elif profile(config.getoption("summarizer_profile")).derandomize:
+        seed = 0  # a derandomized profile (ci) runs the same examples every time
     else:
         seed = secrets.randbits(32)
     config.stash[_SEED] = seed

@@ -1,7 +1,8 @@
 """The many ways a transcript states each kind of obligation.
 
 Phrasing varies on purpose: a summarizer (or an oracle) tuned to one template
-must not pass by luck. Each table has at least five entries; a fact's
+must not pass by luck. Each table has at least five entries (the preference
+decoys, appended to every other prohibition, have three); a fact's
 ``phrasing`` integer picks one (modulo the table size), so shrinking moves
 towards the first, plainest entry. Templates never add digits or underscores
 of their own beyond the literals they are given.

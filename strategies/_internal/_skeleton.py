@@ -2,7 +2,9 @@
 
 Hypothesis draws only this (facts, their literals, positions, fates, length,
 compaction cuts, one seed); ``expand`` turns it into thousands of turns. It
-serialises to a few hundred bytes of JSON, which is what corpora store.
+serialises to a few hundred bytes of JSON (``skeleton_to_dict``), handy for a
+team's own fixtures; corpora store the expanded, minimized transcript instead,
+since shrinking removes turns no skeleton describes.
 """
 
 from __future__ import annotations
