@@ -9,7 +9,6 @@ import pytest
 from hypothesis import given, settings
 
 from harness.testing import CompactionViolation, assert_compaction_holds
-from harness._app._profiles import profile
 from harness.summarizers import ledgered
 from harness.summarizers.mutants import softens_prohibition
 from harness import FactKind
