@@ -99,7 +99,7 @@ def test_merge_and_dedupe(tmp_path):
     save_entry(_entry(3), b)
     save_entry(_entry(4, invariant="closure"), b)
     assert merge_corpora(dest, [a, b])[:2] == (3, 1)
-    removed = dedupe_corpus(dest)
+    removed, _ = dedupe_corpus(dest)
     assert [p.name for p in removed] == [entry_name(_entry(5))]  # the larger of the two negation-polarity entries
     assert sorted(len(e.transcript.turns) for _, e in load_corpus(dest).entries) == [3, 4]
 

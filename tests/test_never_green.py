@@ -302,7 +302,7 @@ def _alive(pid: int) -> bool:
 
 
 @pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads process states from /proc")
-@pytest.mark.parametrize("how", ["SIGTERM", "SIGKILL"])
+@pytest.mark.parametrize("how", ["SIGTERM", "SIGHUP", "SIGKILL"])
 def test_killing_the_harness_kills_a_hung_worker_and_keeps_the_corpus_whole(tmp_path, how):
     import signal
     import time
@@ -328,7 +328,7 @@ def test_killing_the_harness_kills_a_hung_worker_and_keeps_the_corpus_whole(tmp_
         out, err = proc.communicate(timeout=60)
     finally:
         proc.kill()
-    if how == "SIGTERM":
+    if how != "SIGKILL":
         assert proc.returncode == 1, out + err  # interrupted, and what was found is reported
         assert "distinct violation(s) found" in out and "Traceback" not in out + err
     deadline = time.monotonic() + 10
@@ -522,3 +522,154 @@ def test_the_helper_uses_the_declared_protocol_too():
 
     transcript = expand(Skeleton(seed=3, length=600))
     assert_compaction_holds(ledgered.summarize, transcript, budget=800)  # rich, declared: no protocol argument
+
+
+# -- found by a blind review: the team's module, hostile paths, invalid Unicode, vacuous runs ----------------
+
+
+@pytest.mark.parametrize(
+    "source, argv, message",
+    [
+        ("import os\nos._exit(0)\n", [], "its process ended while importing it (exit code 0)"),
+        ("import time\ntime.sleep(600)\n", ["--max-time", "3"], "loading it took longer than 3 s"),
+    ],
+    ids=["os._exit", "hang"],
+)
+def test_a_module_that_exits_or_hangs_at_import_never_ends_the_run_silently(tmp_path, source, argv, message):
+    module = tmp_path / "team.py"
+    module.write_text(source + "def summarize(messages, budget):\n    return messages\n")
+    proc = _cli("run", "--summarizer", f"{module}:summarize", *argv, *QUICK, timeout=120)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert f"SpecError: --summarizer '{module}:summarize': {message}" in proc.stderr
+
+
+def test_what_a_module_prints_at_import_is_captured_and_redacted(tmp_path):
+    module = tmp_path / "team.py"
+    module.write_text("import os\nprint('loading with', os.environ['COMPACTION_TEST_API_KEY'])\n"
+                      "raise RuntimeError('bad key ' + os.environ['COMPACTION_TEST_API_KEY'])\n")
+    proc = _cli("run", "--summarizer", f"{module}:summarize", *QUICK, env={"COMPACTION_TEST_API_KEY": SECRET})
+    assert proc.returncode == 2
+    assert SECRET not in proc.stdout + proc.stderr
+    assert "raised RuntimeError: bad key [REDACTED:COMPACTION_TEST_API_KEY]; it printed: loading with [REDACTED:" \
+           in proc.stderr
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
+def test_a_report_path_that_is_a_device_or_fifo_is_refused_and_left_alone(tmp_path, capsys):
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    link = tmp_path / "null-link"
+    link.symlink_to("/dev/null")
+    for path, kind in ((fifo, "FIFO"), (link, "character device")):
+        assert main(["run", "--summarizer", HOSTILE + ":drops_everything", "--report-json", str(path), *QUICK]) == 2
+        assert f"PathError: --report-json {str(path)!r}: expected a regular file, got a {kind}" in capsys.readouterr().err
+    assert stat.S_ISFIFO(fifo.stat().st_mode) and link.is_symlink()
+
+
+def test_a_report_through_a_symlink_writes_its_target(tmp_path):
+    target, link = tmp_path / "real.json", tmp_path / "link.json"
+    target.write_text("{}")
+    link.symlink_to(target)
+    assert main(["run", "--summarizer", HOSTILE + ":drops_everything", "--report-json", str(link), "--inline",
+                 *QUICK]) == 1
+    assert link.is_symlink() and json.loads(target.read_text())["exit_code"] == 1
+
+
+@pytest.mark.parametrize("option", ["--report-json", "--corpus", "--cache-dir"])
+def test_an_empty_output_path_is_refused(capsys, option):
+    assert main(["run", option, "", *QUICK]) == 2
+    assert f"PathError: {option} '': expected a" in capsys.readouterr().err
+
+
+def test_invalid_unicode_from_a_summarizer_is_its_failure_and_nothing_is_lost(tmp_path):
+    proc = _cli("run", "--summarizer", HOSTILE + ":lone_surrogate", "--stop-on-error", *QUICK)
+    assert proc.returncode == 3 and "the result is not valid Unicode text: a lone surrogate '\\ud800'" in proc.stdout
+    report = tmp_path / "r.json"
+    proc = _cli("run", "--summarizer", HOSTILE + ":raises_with_surrogate", "--stop-on-error",
+                "--report-json", str(report), "--cache-dir", str(tmp_path / "cache"), *QUICK)
+    assert proc.returncode == 3, proc.stdout + proc.stderr
+    assert "bad byte \\udcff from the model" in _report(report)["infra_errors"][0]["message"]
+
+
+def test_a_transcript_with_invalid_unicode_is_a_schema_error(tmp_path, capsys):
+    path = tmp_path / "t.json"
+    path.write_text('{"schema_version": 1, "turns": [{"role": "user", "text": "bad \\ud800"}]}')
+    assert main(["shrink", str(path), "--summarizer", "harness.summarizers.identity:summarize"]) == 2
+    assert ("field 'turns[0].text': expected valid Unicode text, got 'a lone surrogate at character 4'"
+            in capsys.readouterr().err)
+
+
+def test_broken_links_and_null_entries_are_unreadable_not_invisible(tmp_path, capsys):
+    save_entry(_entry(2), tmp_path)
+    (tmp_path / "loop.json").symlink_to(tmp_path / "loop.json")
+    (tmp_path / "dangling.json").symlink_to(tmp_path / "nowhere.json")
+    (tmp_path / "null.json").write_text("null")
+    for argv in (["corpus", "list", str(tmp_path)], ["corpus", "dedupe", str(tmp_path)],
+                 ["replay", str(tmp_path), "--summarizer", "harness.summarizers.identity:summarize", "--inline",
+                  "--quiet"]):
+        assert main(argv) == 2, argv
+        err = capsys.readouterr().err
+        for name, why in (("loop.json", "a readable file"), ("dangling.json", "an existing file, got 'a dangling"),
+                          ("null.json", "expected an object, got None")):
+            assert f"{tmp_path / name}: field '<root>': " in err and why in err, (argv, err)
+
+
+def test_replaying_an_empty_corpus_is_not_a_pass(tmp_path, capsys):
+    argv = ["replay", str(tmp_path), "--summarizer", "harness.summarizers.identity:summarize", "--inline"]
+    assert main(argv) == 2
+    assert f"corpus directory {str(tmp_path)!r} holds no entries (*.json): nothing was replayed" in capsys.readouterr().err
+    assert main([*argv, "--allow-empty"]) == 0
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["--only", ""], ["--only", ","], ["--only", "tool-pairing", "--skip", "tool-pairing"]],
+    ids=["empty", "comma", "only-minus-skip"],
+)
+def test_selecting_no_oracle_is_a_usage_error(capsys, argv):
+    assert main(["run", "--summarizer", HOSTILE + ":drops_everything", *argv, *QUICK]) == 2
+    assert "selects no oracle: nothing would be checked" in capsys.readouterr().err
+
+
+def test_the_reproduce_line_keeps_both_only_and_skip(capsys):
+    main(["run", "--summarizer", HOSTILE + ":drops_everything", "--only", "tool-pairing,literal-verbatim",
+          "--skip", "literal-verbatim", "--inline", *QUICK])
+    assert "--only tool-pairing,literal-verbatim --skip literal-verbatim" in capsys.readouterr().out
+
+
+def test_a_transcript_that_never_compacts_is_not_judged_green(tmp_path, capsys):
+    from harness import Transcript, dumps
+
+    path = tmp_path / "t.json"
+    path.write_text(dumps(Transcript((Turn(Role.USER, "hello"), Turn(Role.ASSISTANT, "hi")))))
+    assert main(["shrink", str(path), "--summarizer", "harness.summarizers.identity:summarize", "--inline"]) == 4
+    assert "! incomplete: the transcript never reached a compaction: nothing was judged" in capsys.readouterr().out
+
+
+def test_shrink_takes_a_corpus_entry_too(capsys):
+    path, entry = next((p, e) for p, e in load_corpus(SEEDED).entries if e.invariant == "negation-polarity")
+    assert main(["shrink", str(path), "--summarizer", entry.summarizer, "--inline", "--quiet"]) == 1
+    assert "negation-polarity" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--timeout", "inf"], "UsageError: argument --timeout: --timeout expects a finite number > 0, got inf"),
+        (["--token-counter", HOSTILE + ":bad_counter"],
+         f"InvalidArgument: --token-counter '{HOSTILE}:bad_counter' returned '10'; expected a whole number >= 0"),
+        (["--token-counter", HOSTILE + ":raising_counter"],
+         f"InvalidArgument: --token-counter '{HOSTILE}:raising_counter' raised RuntimeError: tokenizer not loaded"),
+    ],
+    ids=["inf", "counter-str", "counter-raises"],
+)
+def test_bad_numbers_and_counters_are_usage_errors(capsys, argv, message):
+    assert main(["run", "--summarizer", HOSTILE + ":drops_everything", *argv, *QUICK]) == 2
+    assert message in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("name", ["PGPASSWORD", "GH_PAT", "DATABASE_URL", "MY_SERVICE_TOKEN", "AWS_SECRET_ACCESS_KEY"])
+def test_common_secret_names_are_redacted(name):
+    from harness._app._redact import Redactor
+
+    assert Redactor.from_environ({name: "value-long-enough"}).redact("x value-long-enough y") == f"x [REDACTED:{name}] y"

@@ -15,12 +15,12 @@ import io
 from typing import Any
 
 from harness._app._cache import CallCache
-from harness._base._calling import DEFAULT_MAX_RESULT_CHARS, call_once, output_tail
-from harness._base._errors import InfraError, InvalidArgument, MalformedResult
+from harness._base._calling import DEFAULT_MAX_RESULT_CHARS, call_once, output_tail, valid_text
+from harness._base._errors import InfraError, InvalidArgument, MalformedResult, SpecError
 from harness._app._loading import code_fingerprint, load_callable
 from harness._base._protocol import PROTOCOLS, CompactionRequest, CompactionResult, resolve_protocol, result_from_dict
 from harness._app._redact import Redactor
-from harness._app._worker import Worker
+from harness._app._worker import DEFAULT_LOAD_TIMEOUT, Worker
 
 __all__ = ["Summarizer", "ISOLATIONS"]
 
@@ -38,7 +38,8 @@ class Summarizer:
     def __init__(self, spec: str, *, protocol: str | None = None, timeout: float = 30.0,
                  isolation: str = "process", cache: CallCache | None = None,
                  max_result_chars: int = DEFAULT_MAX_RESULT_CHARS, version: str | None = None,
-                 redactor: Redactor | None = None, recorded_protocol: str | None = None):
+                 redactor: Redactor | None = None, recorded_protocol: str | None = None,
+                 load_timeout: float = DEFAULT_LOAD_TIMEOUT):
         if protocol is not None and protocol not in PROTOCOLS:
             raise InvalidArgument(f"--protocol {protocol!r}: expected 'messages' or 'rich'")
         if isolation not in ISOLATIONS:
@@ -48,16 +49,27 @@ class Summarizer:
         if max_result_chars < 1:
             raise InvalidArgument(f"--max-result-chars {max_result_chars!r}: expected a positive number")
         self.spec = spec
-        self._fn = load_callable(spec)  # fail fast, in this process, with a clear SpecError
-        self.protocol = resolve_protocol(self._fn, protocol, recorded=recorded_protocol)
-        self.fingerprint = f"version:{version}" if version else code_fingerprint(self._fn)
         self.timeout = timeout
         self.isolation = isolation
         self.max_result_chars = max_result_chars
         self.cache = cache if cache is not None else CallCache()
         self.redactor = redactor if redactor is not None else Redactor.from_environ()
         self.calls = 0
-        self._worker = Worker(spec, self.protocol, max_result_chars=max_result_chars)
+        self._worker = Worker(spec, protocol, recorded_protocol=recorded_protocol, max_result_chars=max_result_chars,
+                              load_timeout=load_timeout)
+        if isolation == "inline":  # the team's module runs in this process only when asked to
+            self._fn = load_callable(spec)
+            self.protocol = resolve_protocol(self._fn, protocol, recorded=recorded_protocol)
+            fingerprint = code_fingerprint(self._fn)
+        else:  # loaded in the worker, which reports how to call it: fail fast, with a clear SpecError
+            self._fn = None
+            try:
+                loaded = self._worker.load()
+            except SpecError as exc:
+                raise SpecError(self.redactor.redact(str(exc))) from None
+            self.protocol, fingerprint = loaded.protocol, loaded.fingerprint
+            self._worker.protocol = self.protocol
+        self.fingerprint = f"version:{version}" if version else fingerprint
 
     def __enter__(self) -> Summarizer:
         return self
@@ -87,7 +99,7 @@ class Summarizer:
             try:
                 cached = self.redactor.redact_json(self._fresh(request))
             except InfraError as exc:
-                cached = {"infra_error": [exc.kind, redact(exc.message), redact(exc.output)]}
+                cached = {"infra_error": [exc.kind, redact(valid_text(exc.message)), redact(valid_text(exc.output))]}
             # Timeouts and crashes may be transient: remember them for this run only.
             self.cache.put(key, cached, persist="infra_error" not in cached)
         if "infra_error" in cached:

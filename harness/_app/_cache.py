@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from harness._base._errors import SchemaError
-from harness._base._files import output_dir, read_json_file, write_atomic
+from harness._base._files import MISSING, output_dir, read_json_file, write_atomic
 from harness._base._protocol import CompactionRequest, request_key_material
 
 __all__ = ["CACHE_FORMAT", "CallCache"]
@@ -54,7 +54,7 @@ class CallCache:
         except SchemaError as exc:
             self.discard(key, str(exc))
             return None
-        if value is None:
+        if value is MISSING:
             return None
         if not isinstance(value, dict) or not isinstance(value.get("messages"), list | str):
             self.discard(key, f"{path}: expected a cached result object with 'messages'")

@@ -9,6 +9,7 @@ the run before every example was judged, and nothing was violated.
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import signal
 import sys
@@ -17,15 +18,16 @@ import traceback
 
 from harness import __version__
 from harness._base._calling import DEFAULT_MAX_RESULT_CHARS
-from harness._base._codec import load
-from harness._app._corpus import Corpus, CorpusSaver, dedupe_corpus, load_corpus, load_entry, merge_corpora, save_entry
-from harness._base._errors import HarnessError, InfraError, SchemaError
-from harness._base._files import DEFAULT_MAX_FILE_MB, output_dir, output_file
+from harness._base._codec import transcript_from_dict
+from harness._app._corpus import (Corpus, CorpusSaver, dedupe_corpus, entry_from_dict, load_corpus, load_entry,
+                                  merge_corpora, save_entry)
+from harness._base._errors import HarnessError, InfraError, InvalidArgument, PathError, SchemaError
+from harness._base._files import DEFAULT_MAX_FILE_MB, output_dir, output_file, read_json_file
 from harness._base._protocol import PROTOCOLS
-from harness._app._loading import load_callable, load_rules
+from harness._app._loading import load_rules
 from harness._app._replay import replay_corpus
 from harness._app._report import printable, render_text, write_json
-from harness._app._runner import DEFAULT_SHRINK_CALLS, RunConfig, RunResult, run, shrink_transcript
+from harness._app._runner import DEFAULT_SHRINK_CALLS, RunConfig, RunResult, checked_counter, run, shrink_transcript
 from oracles import registered, select
 
 __all__ = ["main", "DEFAULT_SUMMARIZER"]
@@ -66,8 +68,8 @@ def _positive_number(name: str):
             value = float(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"{name} expects a number, got {text!r}") from None
-        if not value > 0:
-            raise argparse.ArgumentTypeError(f"{name} expects a number > 0, got {text}")
+        if not value > 0 or not math.isfinite(value):
+            raise argparse.ArgumentTypeError(f"{name} expects a finite number > 0, got {text}")
         return value
     return parse
 
@@ -142,6 +144,8 @@ def _parser() -> argparse.ArgumentParser:
     replay = sub.add_parser("replay", help="replay a corpus: which saved failures does a summarizer still have?")
     replay.add_argument("directory", metavar="DIR")
     replay.add_argument("--summarizer", required=True, metavar="SPEC")
+    replay.add_argument("--allow-empty", action="store_true",
+                        help="exit 0 on a corpus with no entries (by default that is exit 2: a wrong directory)")
     _add_call_options(replay)
 
     corpus = sub.add_parser("corpus", help="list, add, merge or dedupe corpus entries")
@@ -174,11 +178,11 @@ def _config(args, **extra) -> RunConfig:
 
 def _check_paths(args) -> None:
     """Every path the command will write, checked before any work starts (so a finished run is never lost)."""
-    if getattr(args, "report_json", None):
-        output_file(args.report_json, option="--report-json")
-    if getattr(args, "corpus", None):
+    if getattr(args, "report_json", None) is not None:
+        args.report_json = str(output_file(args.report_json, option="--report-json"))
+    if getattr(args, "corpus", None) is not None:
         output_dir(args.corpus, option="--corpus")
-    if getattr(args, "cache_dir", None):
+    if getattr(args, "cache_dir", None) is not None:
         output_dir(args.cache_dir, option="--cache-dir")
 
 
@@ -201,12 +205,15 @@ def _finish(result: RunResult, args, saver: CorpusSaver) -> int:
 
 def _run(args) -> int:
     config = _config(args, examples=args.examples, seed=args.seed, max_turns=args.max_turns)
-    saver = CorpusSaver(args.corpus, summarizer=config.summarizer, protocol=config.protocol, budget=config.budget)
+    saver = CorpusSaver(args.corpus, summarizer=config.summarizer, budget=config.budget)
     return _finish(run(config, on_failure=saver), args, saver)
 
 
 def _replay(args) -> int:
     replay = replay_corpus(args.directory, _config(args))
+    if not replay.corpus.entries and not replay.corpus.errors and not args.allow_empty:
+        raise PathError(f"corpus directory {args.directory!r} holds no entries (*.json): nothing was replayed "
+                        f"(pass --allow-empty if that is expected)")
     marks = {"failing": "✗ still failing", "fixed": "✓ fixed", "infra": "! summarizer failed"}
     for o in replay.outcomes:
         print(f"{marks[o.status]:18} {o.path.name}  {printable(o.entry.invariant)} "
@@ -258,15 +265,21 @@ def _corpus(args) -> int:
         _print_unreadable(read)
         print(f"merged into {args.directory}: {added} added, {present} already there, {len(read.errors)} unreadable")
         return EXIT_USAGE if read.errors else EXIT_OK
-    removed = dedupe_corpus(args.directory)
-    print(f"removed {len(removed)} duplicate entr{'y' if len(removed) == 1 else 'ies'}")
-    return EXIT_OK
+    removed, read = dedupe_corpus(args.directory)
+    _print_unreadable(read)
+    print(f"removed {len(removed)} duplicate entr{'y' if len(removed) == 1 else 'ies'}, "
+          f"{len(read.errors)} unreadable left alone")
+    return EXIT_USAGE if read.errors else EXIT_OK
 
 
 def _shrink(args) -> int:
-    transcript = load(args.file, max_mb=args.max_file_mb)
+    data = read_json_file(args.file, max_mb=args.max_file_mb)
+    if isinstance(data, dict) and "invariant" in data and "transcript" in data:  # a corpus entry: its transcript
+        transcript = entry_from_dict(data, source=args.file).transcript
+    else:
+        transcript = transcript_from_dict(data, source=args.file)
     config = _config(args, transcript_file=args.file)
-    saver = CorpusSaver(None, summarizer=config.summarizer, protocol=config.protocol, budget=config.budget)
+    saver = CorpusSaver(None, summarizer=config.summarizer, budget=config.budget)
     return _finish(shrink_transcript(transcript, config), args, saver)
 
 
@@ -286,7 +299,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return EXIT_OK
     in_main_thread = threading.current_thread() is threading.main_thread()
-    previous = signal.signal(signal.SIGTERM, _interrupt) if in_main_thread else None
+    previous = {sig: signal.signal(sig, _interrupt) for sig in _STOP_SIGNALS} if in_main_thread else {}
     try:
         if args.command == "oracles":
             return _oracles(args)
@@ -315,19 +328,26 @@ def main(argv: list[str] | None = None) -> int:
             traceback.print_exc()
         return EXIT_USAGE
     finally:
-        if in_main_thread:
-            signal.signal(signal.SIGTERM, previous)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+# SIGTERM (a CI job cancelled) and SIGHUP (a terminal closed) stop a run the way Ctrl-C does.
+_STOP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name))
 
 
 def _interrupt(signum, frame) -> None:
-    """SIGTERM as Ctrl-C: the run stops, workers are killed, what was found is reported and saved."""
+    """SIGTERM or SIGHUP as Ctrl-C: the run stops, workers are killed, what was found is reported and saved."""
     raise KeyboardInterrupt(f"signal {signal.Signals(signum).name}")
 
 
 def _validate_ids(args) -> None:
+    if not select(only=args.only, skip=args.skip):
+        raise InvalidArgument(f"--only {','.join(args.only or ()) or '(all)'} with --skip {','.join(args.skip) or '(none)'}"
+                              f" selects no oracle: nothing would be checked")
     select(only=args.only, skip=args.skip)  # raises InvalidArgument naming unknown ids
     if args.token_counter:
-        load_callable(args.token_counter, option="--token-counter")  # SpecError naming the option
+        checked_counter(args.token_counter)  # SpecError or InvalidArgument naming the option, before any work
 
 
 if __name__ == "__main__":  # pragma: no cover

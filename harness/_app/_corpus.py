@@ -20,11 +20,10 @@ from typing import Any
 
 from harness._base._codec import transcript_from_dict, transcript_to_dict
 from harness._base._errors import HarnessError, SchemaError
-from harness._base._files import existing_dir, json_files, output_dir, read_json_file, remove_stale_temps, write_atomic
+from harness._base._files import MISSING, existing_dir, json_files, output_dir, read_json_file, remove_stale_temps, write_atomic
 from harness import __version__
-from harness._app._loading import load_callable
 from harness._base._model import Transcript
-from harness._base._protocol import PROTOCOLS, resolve_protocol
+from harness._base._protocol import PROTOCOLS
 from harness._base._schema import Reader, check_version
 
 __all__ = ["CORPUS_VERSION", "CorpusEntry", "Corpus", "entry_to_dict", "entry_from_dict", "entry_name", "save_entry",
@@ -134,7 +133,7 @@ def load_corpus(directory: str | Path) -> Corpus:
     for path in files:
         try:
             data = read_json_file(path, missing_ok=True)
-            if data is not None:
+            if data is not MISSING:
                 entries.append((path, entry_from_dict(data, source=str(path))))
         except SchemaError as exc:
             errors.append(exc)
@@ -162,10 +161,14 @@ def merge_corpora(destination: str | Path, sources: list[str | Path]) -> tuple[i
     return added, present, Corpus((), tuple(errors), tuple(skipped))
 
 
-def dedupe_corpus(directory: str | Path) -> list[Path]:
-    """Keep the smallest entry per (summarizer, invariant, fact kind); remove the rest. Returns removed paths."""
+def dedupe_corpus(directory: str | Path) -> tuple[list[Path], Corpus]:
+    """Keep the smallest entry per (summarizer, invariant, fact kind); remove the rest.
+
+    Returns the removed paths and what was read (its unreadable files are left alone).
+    """
     remove_stale_temps(directory)
-    entries = load_corpus(directory).entries
+    corpus = load_corpus(directory)
+    entries = corpus.entries
     best: dict[tuple[str, str, str | None], tuple[Path, CorpusEntry]] = {}
     removed = []
     for path, entry in entries:
@@ -180,29 +183,30 @@ def dedupe_corpus(directory: str | Path) -> list[Path]:
             best[key] = (path, entry)
         loser.unlink(missing_ok=True)  # another dedupe may have removed it first
         removed.append(loser)
-    return removed
+    return removed, corpus
 
 
 class CorpusSaver:
-    """Saves each failure of a run the moment it is final; a failed save is recorded, never fatal.
+    """Saves each failure of a run the moment it is final (``run(on_failure=saver)``); a failed save is
+    recorded, never fatal.
 
     ``failure`` is anything with ``invariant``, ``fact_kind``, ``transcript`` and
     ``detail`` (a ``harness._app._runner.Failure``).
     """
 
-    def __init__(self, directory: str | Path | None, *, summarizer: str, protocol: str | None, budget: int):
+    def __init__(self, directory: str | Path | None, *, summarizer: str, budget: int):
         self.directory = directory
         self.summarizer = summarizer
-        self.protocol = resolve_protocol(load_callable(summarizer), protocol)
         self.budget = budget
         self.saved = 0
         self.errors: list[str] = []
         self.stamp = now()
 
-    def __call__(self, failure) -> None:
+    def __call__(self, failure, protocol: str) -> None:
+        """Save ``failure``, found calling the summarizer with ``protocol`` (as the runner resolved it)."""
         if self.directory is None:
             return
-        entry = CorpusEntry(failure.invariant, failure.fact_kind, self.summarizer, self.protocol, self.budget,
+        entry = CorpusEntry(failure.invariant, failure.fact_kind, self.summarizer, protocol, self.budget,
                             failure.transcript, __version__, self.stamp, failure.detail)
         try:
             self.saved += save_entry(entry, self.directory)[1]

@@ -138,7 +138,7 @@ class HarnessItem(pytest.Item):
                            budget=int(cfg.getoption("summarizer_budget")), quiet=True,
                            database=str(database) if database else None, rules=cfg.getoption("summarizer_rules"))
         corpus = cfg.getoption("summarizer_corpus") if cfg.getoption("summarizer_save") else None
-        saver = CorpusSaver(corpus, summarizer=config.summarizer, protocol=config.protocol, budget=config.budget)
+        saver = CorpusSaver(corpus, summarizer=config.summarizer, budget=config.budget)
         result = run(config, on_failure=saver)
         if result.exit_code:
             raise HarnessFailure(render_text(result))

@@ -5,8 +5,10 @@ included, and may echo one (in its answer, an error message, a print). Every
 string that comes back from a summarizer passes through ``Redactor.redact``
 before the harness judges, caches, reports or saves it.
 
-Which variables count as secrets: any whose name has a part (between
-underscores) in ``SECRET_NAME_PARTS`` or ends in ``_KEY``, plus any named in
+Which variables count as secrets: any whose name contains one of
+``SECRET_NAME_WORDS`` (``PGPASSWORD``, ``GITHUB_TOKEN``), has a part (between
+underscores) in ``SECRET_NAME_PARTS`` or ends in ``_KEY``, is one of
+``SECRET_NAMES`` (connection strings carry passwords), plus any named in
 ``COMPACTION_HARNESS_REDACT`` (comma-separated) or with ``--redact-env``.
 Values shorter than ``MIN_SECRET_LENGTH`` are left alone: redacting "1" or
 "true" everywhere would destroy the text being judged.
@@ -21,17 +23,20 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["SECRET_NAME_PARTS", "MIN_SECRET_LENGTH", "REDACT_ENV", "Redactor", "is_secret_name"]
+__all__ = ["SECRET_NAME_WORDS", "SECRET_NAME_PARTS", "SECRET_NAMES", "MIN_SECRET_LENGTH", "REDACT_ENV", "Redactor", "is_secret_name"]
 
-SECRET_NAME_PARTS = frozenset({"TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "CREDENTIALS", "APIKEY",
-                               "AUTH"})
+SECRET_NAME_WORDS = ("TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "APIKEY", "API_KEY", "PRIVATE_KEY")
+SECRET_NAME_PARTS = frozenset({"AUTH", "PAT", "DSN"})
+SECRET_NAMES = frozenset({"DATABASE_URL", "REDIS_URL", "MONGODB_URI", "AMQP_URL"})
 MIN_SECRET_LENGTH = 8
 REDACT_ENV = "COMPACTION_HARNESS_REDACT"
 
 
 def is_secret_name(name: str) -> bool:
-    parts = name.upper().split("_")
-    return bool(SECRET_NAME_PARTS.intersection(parts)) or parts[-1] == "KEY" or "API_KEY" in name.upper()
+    upper = name.upper()
+    parts = upper.split("_")
+    return (any(word in upper for word in SECRET_NAME_WORDS) or bool(SECRET_NAME_PARTS.intersection(parts))
+            or parts[-1] == "KEY" or upper in SECRET_NAMES)
 
 
 @dataclass(frozen=True, slots=True)

@@ -36,7 +36,7 @@ def reproduce_command(result: RunResult, *, only: str | None = None) -> str:
         parts += ["--rules", c.rules]
     if only or c.only:
         parts += ["--only", only or ",".join(c.only)]
-    elif c.skip:
+    if c.skip and not only:
         parts += ["--skip", ",".join(c.skip)]
     return shlex.join(parts)
 

@@ -22,6 +22,7 @@ from hypothesis.database import DirectoryBasedExampleDatabase
 from hypothesis.errors import NoSuchExample, Unsatisfiable
 
 from harness._app._adapters import Summarizer
+from harness._app._worker import DEFAULT_LOAD_TIMEOUT
 from harness._app._cache import CallCache
 from harness._base._calling import DEFAULT_MAX_RESULT_CHARS
 from harness._app._loading import load_callable, load_rules
@@ -30,6 +31,7 @@ from harness._base._model import Transcript
 from harness._app._progress import Progress
 from harness._base._protocol import CompactionRequest, CompactionResult
 from harness._app._redact import Redactor
+from harness._base._errors import InvalidArgument
 from harness._app._judging import Evaluation, StopJudging, Violation, judge_session
 from harness._base._tokens import count_tokens
 from oracles import DEFAULT_RULES, ProseRules, select
@@ -147,9 +149,25 @@ def evaluate(transcript: Transcript, summarize: Callable[[CompactionRequest], Co
 
 @functools.lru_cache(maxsize=8)
 def _counter(spec: str | None):
-    if spec is None:
-        return count_tokens
-    return load_callable(spec, option="--token-counter")
+    return count_tokens if spec is None else checked_counter(spec)
+
+
+def checked_counter(spec: str) -> Callable[[str], int]:
+    """A team's token counter, tried once now and checked on every call: a whole number >= 0, or
+    an ``InvalidArgument`` naming ``--token-counter`` (never a count silently taken as valid)."""
+    counter = load_callable(spec, option="--token-counter")
+
+    def count(text: str) -> int:
+        try:
+            value = counter(text)
+        except Exception as exc:
+            raise InvalidArgument(f"--token-counter {spec!r} raised {type(exc).__name__}: {exc}") from None
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise InvalidArgument(f"--token-counter {spec!r} returned {value!r}; expected a whole number >= 0")
+        return value
+
+    count("a probe: three words")
+    return count
 
 
 @functools.lru_cache(maxsize=8)
@@ -162,6 +180,7 @@ def open_summarizer(config: RunConfig, *, recorded_protocol: str | None = None) 
     return Summarizer(config.summarizer, protocol=config.protocol, timeout=config.timeout,
                       isolation=config.isolation, cache=CallCache(config.cache_dir),
                       max_result_chars=config.max_result_chars, version=config.summarizer_version,
+                      load_timeout=min(max(DEFAULT_LOAD_TIMEOUT, config.timeout), config.max_time or float("inf")),
                       redactor=Redactor.from_environ(extra_names=config.redact_env),
                       recorded_protocol=recorded_protocol)
 
@@ -288,14 +307,14 @@ def _shrink_failure(key, first: Transcript, violation: Violation, summarizer: Su
                    checks, budget.shrink_calls(), stopped)
 
 
-def run(config: RunConfig, *, on_failure: Callable[[Failure], None] | None = None) -> RunResult:
+def run(config: RunConfig, *, on_failure: Callable[[Failure, str], None] | None = None) -> RunResult:
     """The ``run`` command as a function: returns everything the report needs.
 
     Three passes, all reproducible from the seed: explore ``examples``
     transcripts; for each distinct failure, let Hypothesis regenerate the same
     sequence (same seed) and shrink the skeleton of its first occurrence; then
     delta-debug the expanded transcript's turns. ``on_failure`` receives each
-    failure as soon as it is final (the CLI saves it to the corpus then, so a
+    failure (and the protocol the summarizer was called with) as soon as it is final (the CLI saves it to the corpus then, so a
     run killed later loses nothing already shrunk). ``--max-time`` or an
     interrupt ends exploration early; failures found are still shrunk as far
     as the budget allows and reported.
@@ -307,6 +326,7 @@ def run(config: RunConfig, *, on_failure: Callable[[Failure], None] | None = Non
     infra: list[InfraFailure] = []
     degradations: dict[str, int] = {}
     turns: list[int] = []
+    rounds = [0]
     strategy = _skeletons(config)
 
     with open_summarizer(config) as summarizer:
@@ -321,6 +341,7 @@ def run(config: RunConfig, *, on_failure: Callable[[Failure], None] | None = Non
             if ev.stopped:
                 raise StopJudging
             turns.append(len(transcript.turns))
+            rounds[0] += len(ev.boundaries)
             for inv in ev.degradations:
                 degradations[inv] = degradations.get(inv, 0) + 1
             if ev.infra is not None:
@@ -339,6 +360,8 @@ def run(config: RunConfig, *, on_failure: Callable[[Failure], None] | None = Non
             budget.interrupt()
         budget.check()
         incomplete = budget.stopped
+        if incomplete is None and turns and not rounds[0] and not infra:
+            incomplete = "no example reached a compaction (raise --max-turns or lower --budget)"
         progress.finish()
 
         def skeleton_pass_for(key):
@@ -364,7 +387,7 @@ def run(config: RunConfig, *, on_failure: Callable[[Failure], None] | None = Non
                                       skeleton_pass_for(key))
             failures.append(failure)
             if on_failure is not None:
-                on_failure(failure)
+                on_failure(failure, summarizer.protocol)
         progress.finish()
 
     return RunResult(config, run_seed, summarizer.protocol, len(turns), summarizer.calls, summarizer.cache.hits,
@@ -373,7 +396,7 @@ def run(config: RunConfig, *, on_failure: Callable[[Failure], None] | None = Non
 
 
 def shrink_transcript(transcript: Transcript, config: RunConfig, *,
-                      on_failure: Callable[[Failure], None] | None = None) -> RunResult:
+                      on_failure: Callable[[Failure, str], None] | None = None) -> RunResult:
     """The ``shrink`` command: minimize every distinct failure of one given transcript."""
     chosen = select(only=config.only, skip=config.skip)
     progress = Progress(1, label="shrinking", quiet=config.quiet)
@@ -393,9 +416,12 @@ def shrink_transcript(transcript: Transcript, config: RunConfig, *,
                                       progress, label)
             failures.append(failure)
             if on_failure is not None:
-                on_failure(failure)
+                on_failure(failure, summarizer.protocol)
         progress.finish()
         incomplete = budget.stopped if ev.stopped else None
+        if not ev.stopped and ev.infra is None and not ev.boundaries:
+            incomplete = ("the transcript never reached a compaction: nothing was judged (give it compaction_points "
+                          "or a lower --budget)")
     return RunResult(config, config.seed or 0, summarizer.protocol, 0 if ev.stopped else 1, summarizer.calls,
                      summarizer.cache.hits, tuple(failures), {}, infra, (len(transcript.turns),), incomplete,
                      tuple(summarizer.cache.discarded))

@@ -16,26 +16,46 @@ import multiprocessing
 import os
 import signal
 import sys
-import tempfile
 import threading
 import time
+from dataclasses import dataclass
 from typing import Any
 
 from harness._base._calling import DEFAULT_MAX_RESULT_CHARS, call_once, output_tail
 from harness._base._errors import InfraError, SpecError
-from harness._app._loading import load_callable
-from harness._base._protocol import CompactionRequest
+from harness._app._loading import code_fingerprint, load_callable
+from harness._base._protocol import CompactionRequest, resolve_protocol
 
-__all__ = ["Worker"]
+__all__ = ["Worker", "Loaded", "DEFAULT_LOAD_TIMEOUT"]
+
+
+#: How long loading the summarizer's module in the worker may take (heavy imports are slow).
+DEFAULT_LOAD_TIMEOUT = 120.0
+
+
+@dataclass(frozen=True, slots=True)
+class Loaded:
+    """What the worker reports once it has loaded the summarizer: how to call it, and its fingerprint."""
+
+    protocol: str
+    fingerprint: str
 
 
 class Worker:
-    """One summarizer in one process; ``call`` starts it if needed and restarts it after a hang or crash."""
+    """One summarizer in one process; ``call`` starts it if needed and restarts it after a hang or crash.
 
-    def __init__(self, spec: str, protocol: str, *, max_result_chars: int = DEFAULT_MAX_RESULT_CHARS):
+    The team's module is imported only in the worker, never in the harness: a
+    module that exits, hangs or prints at import cannot end or stall the run.
+    ``load`` starts the worker and returns what it found (or raises ``SpecError``).
+    """
+
+    def __init__(self, spec: str, protocol: str | None, *, recorded_protocol: str | None = None,
+                 max_result_chars: int = DEFAULT_MAX_RESULT_CHARS, load_timeout: float = DEFAULT_LOAD_TIMEOUT):
         self.spec = spec
         self.protocol = protocol
+        self.recorded_protocol = recorded_protocol
         self.max_result_chars = max_result_chars
+        self.load_timeout = load_timeout
         self._process = None
         self._conn = None
 
@@ -43,10 +63,38 @@ class Worker:
     def pid(self) -> int | None:
         return self._process.pid if self._process is not None else None
 
+    def load(self) -> Loaded:
+        """Start the worker (if needed) and wait until it has loaded the summarizer."""
+        ctx = multiprocessing.get_context("spawn")
+        self._conn, child = ctx.Pipe()
+        self._process = ctx.Process(target=_serve, args=(child, self.spec, self.protocol, self.recorded_protocol,
+                                                         self.max_result_chars, os.getpid()), daemon=True)
+        self._process.start()
+        child.close()
+        try:
+            if not self._conn.poll(self.load_timeout):
+                self.close()
+                raise SpecError(f"--summarizer {self.spec!r}: loading it took longer than {self.load_timeout:g} s")
+            status, *payload = self._conn.recv()
+        except (EOFError, BrokenPipeError, ConnectionResetError):
+            how = self._exit_status()
+            self.close()
+            raise SpecError(f"--summarizer {self.spec!r}: its process ended while importing it ({how})") from None
+        except BaseException:
+            self.close()
+            raise
+        if status == "loaded":
+            return Loaded(*payload)
+        self.close()
+        raise SpecError(payload[0])
+
     def call(self, request: CompactionRequest, timeout: float) -> tuple[dict[str, Any], str]:
         """The normalised result and the tail of what was printed; ``InfraError`` on any failure."""
         if self._process is None:
-            self._start()
+            try:
+                self.load()
+            except SpecError as exc:  # it loaded before: failing now is the summarizer's failure
+                raise InfraError("crashed", str(exc)) from None
         try:
             self._conn.send(request)
             if not self._conn.poll(timeout):
@@ -76,14 +124,6 @@ class Worker:
         process.kill()
         process.join(timeout=5)
 
-    def _start(self) -> None:
-        ctx = multiprocessing.get_context("spawn")
-        self._conn, child = ctx.Pipe()
-        self._process = ctx.Process(target=_serve, args=(child, self.spec, self.protocol, self.max_result_chars,
-                                                         os.getpid()), daemon=True)
-        self._process.start()
-        child.close()
-
     def _exit_status(self) -> str:
         self._process.join(timeout=2)
         code = self._process.exitcode
@@ -108,16 +148,21 @@ def _kill_group(pid: int) -> None:
 # -- the child side -----------------------------------------------------------------------------
 
 
-def _serve(conn, spec: str, protocol: str, max_result_chars: int, parent_pid: int) -> None:  # pragma: no cover
-    """The worker's main loop (runs in the child): answer requests until the pipe closes."""
+def _serve(conn, spec: str, protocol: str | None, recorded: str | None, max_result_chars: int,
+           parent_pid: int) -> None:  # pragma: no cover - runs in the child process
+    """The worker's main loop (runs in the child): load the summarizer, then answer requests."""
     _die_with_parent(parent_pid)
     os.setpgid(0, 0)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the harness decides when we stop
-    capture = _Capture()
+    capture = _Capture()  # before the import: what the module prints while loading is captured too
     try:
         fn = load_callable(spec)
+        protocol = resolve_protocol(fn, protocol, recorded=recorded)
+        conn.send(("loaded", protocol, code_fingerprint(fn)))
     except SpecError as exc:
-        fn, load_error = None, str(exc)
+        printed = capture.tail()
+        conn.send(("error", str(exc) + (f"; it printed: {printed}" if printed else "")))
+        return
     while True:
         try:
             request = conn.recv()
@@ -125,8 +170,6 @@ def _serve(conn, spec: str, protocol: str, max_result_chars: int, parent_pid: in
             return
         capture.reset()
         try:
-            if fn is None:
-                raise InfraError("exception", load_error)
             result = call_once(fn, protocol, request, max_result_chars=max_result_chars)
             conn.send(("ok", result, capture.tail()))
         except InfraError as exc:
@@ -152,28 +195,52 @@ def _watch_parent(parent_pid: int) -> None:
 
 
 class _Capture:
-    """Points the worker's stdout and stderr (file descriptors 1 and 2) at an unlinked file."""
+    """Points the worker's stdout and stderr (file descriptors 1 and 2) at a pipe that a thread drains.
+
+    Only the last ``_KEEP`` bytes are kept, so a summarizer printing without end
+    costs CPU but never memory or disk.
+    """
+
+    _KEEP = 8192
+    _MARK = b"\0compaction-harness-flush\0"
 
     def __init__(self) -> None:
-        fd, path = tempfile.mkstemp(prefix="compaction-harness-output-")
-        os.unlink(path)
-        self._fd = fd
-        for stream, target in ((sys.stdout, 1), (sys.stderr, 2)):
+        read, write = os.pipe()
+        for stream in (sys.stdout, sys.stderr):
             if stream is not None:
                 stream.flush()
-            os.dup2(fd, target)
+        os.dup2(write, 1)
+        os.dup2(write, 2)
+        os.close(write)
+        self._tail = bytearray()
+        self._lock = threading.Lock()
+        self._flushed = threading.Event()
+        threading.Thread(target=self._drain, args=(read,), daemon=True).start()
+
+    def _drain(self, fd: int) -> None:
+        while chunk := os.read(fd, 65536):
+            with self._lock:
+                self._tail += chunk
+                if self._MARK in self._tail:
+                    self._tail = self._tail.replace(self._MARK, b"")
+                    self._flushed.set()
+                del self._tail[: max(0, len(self._tail) - self._KEEP - len(self._MARK))]
 
     def reset(self) -> None:
-        os.ftruncate(self._fd, 0)
-        os.lseek(self._fd, 0, os.SEEK_SET)
+        self.tail()
+        with self._lock:
+            self._tail.clear()
 
     def tail(self) -> str:
+        """What was printed since the last reset (its end), once everything written so far is drained."""
         for stream in (sys.stdout, sys.stderr):
             if stream is not None:
                 try:
                     stream.flush()
                 except (OSError, ValueError):
                     pass
-        size = os.lseek(self._fd, 0, os.SEEK_END)
-        start = max(0, size - 8192)
-        return output_tail(os.pread(self._fd, size - start, start).decode("utf-8", errors="replace"))
+        self._flushed.clear()
+        os.write(1, self._MARK)
+        self._flushed.wait(timeout=2)
+        with self._lock:
+            return output_tail(bytes(self._tail[-self._KEEP:]).decode("utf-8", errors="replace"))

@@ -16,7 +16,7 @@ from typing import Any
 from harness._base._errors import InfraError, MalformedResult
 from harness._base._protocol import CompactionRequest, result_from_return, result_size, result_to_dict
 
-__all__ = ["DEFAULT_MAX_RESULT_CHARS", "call_once", "output_tail"]
+__all__ = ["DEFAULT_MAX_RESULT_CHARS", "call_once", "output_tail", "valid_text"]
 
 #: Results larger than this (characters of the result as JSON) are an ``oversized`` infra error:
 #: a context far over any budget, and judging costs time in proportion to its size.
@@ -50,7 +50,11 @@ def call_once(fn: Callable[..., Any], protocol: str, request: CompactionRequest,
         raise InfraError("malformed", str(exc)) from None
     except Exception as exc:  # an object that breaks while being read (a list whose items raise)
         raise InfraError("malformed", f"reading the result raised {type(exc).__name__}: {_clip(str(exc))}") from None
-    size = result_size(data)
+    try:
+        size = result_size(data)
+    except UnicodeEncodeError as exc:
+        raise InfraError("malformed", f"the result is not valid Unicode text: a lone surrogate "
+                                      f"{exc.object[exc.start]!r}") from None
     if size > max_result_chars:
         raise InfraError("oversized", f"the result is {size:,} characters as JSON, over the limit of "
                                       f"{max_result_chars:,} (--max-result-chars)")
@@ -59,9 +63,19 @@ def call_once(fn: Callable[..., Any], protocol: str, request: CompactionRequest,
 
 def output_tail(text: str) -> str:
     """The end of what a summarizer printed, short enough to show in a report."""
-    text = text.strip()
+    text = valid_text(text.strip())
     return text if len(text) <= _OUTPUT_TAIL else "…" + text[-_OUTPUT_TAIL:]
 
 
 def _clip(text: str, limit: int = 500) -> str:
+    text = valid_text(text)
     return text if len(text) <= limit else text[:limit] + "…"
+
+
+def valid_text(text: str) -> str:
+    """``text`` with anything that is not valid Unicode (lone surrogates) escaped, so it can be written."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")

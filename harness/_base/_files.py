@@ -19,25 +19,32 @@ from typing import Any
 
 from harness._base._errors import PathError, SchemaError
 
-__all__ = ["DEFAULT_MAX_FILE_MB", "TEMP_SUFFIX", "write_atomic", "read_json_file", "json_files",
+__all__ = ["DEFAULT_MAX_FILE_MB", "TEMP_SUFFIX", "MISSING", "write_atomic", "read_json_file", "json_files",
            "existing_dir", "output_dir", "output_file", "remove_stale_temps"]
 
 #: Largest JSON document read by default (a 4,000-turn transcript is about 1 MB).
 DEFAULT_MAX_FILE_MB = 64
 TEMP_SUFFIX = ".tmp"
+#: What ``read_json_file(..., missing_ok=True)`` returns for a file that is gone (a JSON ``null`` is ``None``).
+MISSING = object()
 
 
 def write_atomic(path: str | Path, text: str) -> None:
     """Write ``text`` to ``path`` so readers see the old file or the new one, never a part.
 
     The temporary file is created with mode 0666 and so gets the caller's umask
-    (``mkstemp`` would force 0600 and leave CI artifacts unreadable).
+    (``mkstemp`` would force 0600 and leave CI artifacts unreadable). A symbolic
+    link is written through (its target replaced, not the link); anything that is
+    not a regular file (a device, a FIFO) is never replaced. Text that is not
+    valid Unicode (a lone surrogate) is written escaped rather than failing.
     """
-    path = Path(path)
+    path = Path(os.path.realpath(path))
+    if path.exists() and not path.is_file():
+        raise PathError(f"{str(path)!r}: will not replace a {_file_type(path.stat().st_mode)} with a file")
     tmp = path.with_name(f".{path.name}.{secrets.token_hex(6)}{TEMP_SUFFIX}")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        with os.fdopen(fd, "w", encoding="utf-8", errors="backslashreplace") as handle:
             handle.write(text)
         os.replace(tmp, path)
     except BaseException:
@@ -49,15 +56,18 @@ def read_json_file(path: str | Path, *, max_mb: float = DEFAULT_MAX_FILE_MB, mis
     """Parse one JSON file; any problem is a ``SchemaError`` naming the file.
 
     With ``missing_ok``, a file that is gone (removed by another process
-    between listing and reading) gives ``None`` instead.
+    between listing and reading) gives ``MISSING`` instead; a dangling
+    symbolic link is still an error.
     """
     path = Path(path)
     source = str(path)
     try:
         info = path.stat()
     except FileNotFoundError:
+        if os.path.lexists(path):
+            raise SchemaError("<root>", "an existing file", "a dangling symbolic link", source=source) from None
         if missing_ok:
-            return None
+            return MISSING
         raise SchemaError("<root>", "an existing file", "no such file", source=source) from None
     except OSError as exc:
         raise SchemaError("<root>", "a readable file", _reason(exc), source=source) from None
@@ -73,7 +83,7 @@ def read_json_file(path: str | Path, *, max_mb: float = DEFAULT_MAX_FILE_MB, mis
         text = raw.decode("utf-8")
     except FileNotFoundError:
         if missing_ok:
-            return None
+            return MISSING
         raise SchemaError("<root>", "an existing file", "no such file", source=source) from None
     except UnicodeDecodeError as exc:
         raise SchemaError("<root>", "UTF-8 text", f"an invalid byte at offset {exc.start}", source=source) from None
@@ -102,7 +112,12 @@ def json_files(directory: str | Path) -> tuple[list[Path], list[str]]:
         try:
             mode = path.stat().st_mode
         except FileNotFoundError:
-            continue  # removed by another process (a concurrent dedupe) since the listing
+            if os.path.lexists(path):  # a dangling symbolic link: let the reader name it
+                files.append(path)
+            continue  # else removed by another process (a concurrent dedupe) since the listing
+        except OSError:  # a symbolic-link loop, a permission problem: the reader names it
+            files.append(path)
+            continue
         if stat.S_ISREG(mode):
             files.append(path)
         else:
@@ -122,6 +137,8 @@ def existing_dir(path: str | Path, *, what: str) -> Path:
 
 def output_dir(path: str | Path, *, option: str) -> Path:
     """Check (and create) a directory the run will write into, before any work starts."""
+    if not str(path):
+        raise PathError(f"{option} '': expected a directory name")
     path = Path(path)
     if path.exists() and not path.is_dir():
         raise PathError(f"{option} {str(path)!r}: expected a directory, got a {_file_type(path.stat().st_mode)}")
@@ -135,13 +152,27 @@ def output_dir(path: str | Path, *, option: str) -> Path:
 
 
 def output_file(path: str | Path, *, option: str) -> Path:
-    """Check a file the run will write at its end, before any work starts (its folder is created)."""
-    path = Path(path)
+    """Check a file the run will write at its end, before any work starts (its folder is created).
+
+    Returns the path to write: a symbolic link's target. A device, a FIFO or a
+    folder is refused (an atomic write would replace it), and the folder must
+    accept a new file (that is how the atomic write works), which is tried.
+    """
+    if not str(path):
+        raise PathError(f"{option} '': expected a file name")
+    given = Path(path)
+    path = Path(os.path.realpath(given))
     if path.is_dir():
-        raise PathError(f"{option} {str(path)!r}: expected a file name, got a directory")
-    output_dir(path.parent, option=f"{option} {str(path)!r}: folder")
-    if path.exists() and not os.access(path, os.W_OK):
-        raise PathError(f"{option} {str(path)!r}: the file is not writable")
+        raise PathError(f"{option} {str(given)!r}: expected a file name, got a directory")
+    if path.exists() and not path.is_file():
+        raise PathError(f"{option} {str(given)!r}: expected a regular file, got a {_file_type(path.stat().st_mode)}")
+    output_dir(path.parent, option=f"{option} {str(given)!r}: folder")
+    probe = path.with_name(f".{path.name}.{secrets.token_hex(6)}{TEMP_SUFFIX}")
+    try:
+        os.close(os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+        probe.unlink()
+    except OSError as exc:
+        raise PathError(f"{option} {str(given)!r}: cannot write there ({_reason(exc)})") from None
     return path
 
 

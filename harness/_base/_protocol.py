@@ -268,8 +268,13 @@ def result_from_dict(data: Any) -> CompactionResult:
 
 
 def result_size(data: dict[str, Any]) -> int:
-    """Characters of a normalised result as JSON: what the size limit measures."""
-    return len(json.dumps(data, ensure_ascii=False))
+    """Characters of a normalised result as JSON: what the size limit measures.
+
+    Raises ``UnicodeEncodeError`` for text that is not valid Unicode (a lone surrogate).
+    """
+    text = json.dumps(data, ensure_ascii=False)
+    text.encode("utf-8")
+    return len(text)
 
 
 def request_key_material(request: CompactionRequest) -> dict[str, Any]:

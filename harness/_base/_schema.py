@@ -66,6 +66,7 @@ class Reader:
             return value
         if not isinstance(value, str) or (nonempty and not value):
             self.fail(key, "a non-empty string" if nonempty else "a string", value)
+        _check_unicode(self, key, value)
         return value
 
     def optional_str(self, key: str) -> str | None:
@@ -95,6 +96,7 @@ class Reader:
         for i, item in enumerate(items):
             if not isinstance(item, str) or (nonempty_items and not item):
                 self.fail(f"{key}[{i}]", "a non-empty string" if nonempty_items else "a string", item)
+            _check_unicode(self, f"{key}[{i}]", item)
         return tuple(items)
 
     def int_list(self, key: str, *, default: Any = _MISSING) -> tuple[int, ...]:
@@ -134,6 +136,13 @@ class Reader:
         except ValueError as exc:
             self.fail("", "a consistent value", str(exc))
             raise  # unreachable
+
+
+def _check_unicode(reader: Reader, key: str, value: str) -> None:
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        reader.fail(key, "valid Unicode text", f"a lone surrogate at character {exc.start}")
 
 
 def check_version(reader: Reader, expected: int) -> None:
