@@ -37,29 +37,29 @@ class Progress:
         width = 24
         filled = int(width * self.done / self.total)
         line = f"{self.label} [{'#' * filled}{'.' * (width - filled)}] {self.done}/{self.total} {note}".rstrip()
-        if self._tty:
-            self.stream.write("\r\033[K" + line)
-            self.stream.flush()
-            return
         decile = self.done * 10 // self.total
-        if decile != self._last_decile:
-            self._last_decile = decile
-            self.stream.write(line + "\n")
-            self.stream.flush()
+        self._emit(line, due=decile != self._last_decile)
+        self._last_decile = decile
 
     def note(self, text: str) -> None:
         """A status line for open-ended work: redrawn on a terminal, throttled in a log."""
         if self.quiet:
             return
-        if self._tty:
-            self.stream.write("\r\033[K" + text[:200])
-            self.stream.flush()
-            return
         now = time.monotonic()
-        if now - self._last_note >= NOTE_INTERVAL:
+        due = now - self._last_note >= NOTE_INTERVAL
+        if due:
             self._last_note = now
-            self.stream.write(text + "\n")
-            self.stream.flush()
+        self._emit(text[:200], due=due)
+
+    def _emit(self, line: str, *, due: bool) -> None:
+        """Redraw ``line`` on a terminal; in a log, write it only when ``due``."""
+        if self._tty:
+            self.stream.write("\r\033[K" + line)
+        elif due:
+            self.stream.write(line + "\n")
+        else:
+            return
+        self.stream.flush()
 
     def message(self, text: str) -> None:
         if self.quiet:
