@@ -81,7 +81,7 @@ def test_a_corpus_directory_that_is_not_there_is_exit_2_naming_it(tmp_path, caps
     err = capsys.readouterr().err
     assert code == 2
     expected = "no such directory" if make == "missing" else "expected a directory, got a file"
-    assert f"PathError: " in err and f"{str(path)!r}: {expected}" in err
+    assert "PathError: " in err and f"{str(path)!r}: {expected}" in err
     assert not (tmp_path / "out").exists()  # merge checked its sources before writing anything
 
 

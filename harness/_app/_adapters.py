@@ -14,11 +14,11 @@ import contextlib
 import io
 from typing import Any
 
-from harness._app._cache import CallCache
 from harness._base._calling import DEFAULT_MAX_RESULT_CHARS, call_once, output_tail, valid_text
 from harness._base._errors import InfraError, InvalidArgument, MalformedResult, SpecError
-from harness._app._loading import code_fingerprint, load_callable
 from harness._base._protocol import PROTOCOLS, CompactionRequest, CompactionResult, resolve_protocol, result_from_dict
+from harness._app._cache import CallCache
+from harness._app._loading import code_fingerprint, load_callable
 from harness._app._redact import Redactor
 from harness._app._worker import DEFAULT_LOAD_TIMEOUT, Worker
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from harness._app._judging import judge_session
 from harness._base._compact import compact_once
 from harness._base._errors import CompactionViolation
 from harness._base._model import Transcript
+from harness._app._judging import judge_session
 from oracles import DEFAULT_RULES, ProseRules, select
 
 __all__ = ["assert_compaction_holds"]

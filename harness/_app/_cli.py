@@ -19,11 +19,11 @@ import traceback
 from harness import __version__
 from harness._base._calling import DEFAULT_MAX_RESULT_CHARS
 from harness._base._codec import transcript_from_dict
-from harness._app._corpus import (Corpus, CorpusSaver, dedupe_corpus, entry_from_dict, load_corpus, load_entry,
-                                  merge_corpora, save_entry)
 from harness._base._errors import HarnessError, InfraError, InvalidArgument, PathError, SchemaError
 from harness._base._files import DEFAULT_MAX_FILE_MB, output_dir, output_file, read_json_file
 from harness._base._protocol import PROTOCOLS
+from harness._app._corpus import (Corpus, CorpusSaver, dedupe_corpus, entry_from_dict, load_corpus, load_entry,
+                                  merge_corpora, save_entry)
 from harness._app._loading import load_rules
 from harness._app._replay import replay_corpus
 from harness._app._report import printable, render_text, write_json

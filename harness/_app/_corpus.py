@@ -18,10 +18,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from harness import __version__
 from harness._base._codec import transcript_from_dict, transcript_to_dict
 from harness._base._errors import HarnessError, SchemaError
 from harness._base._files import MISSING, existing_dir, json_files, output_dir, read_json_file, remove_stale_temps, write_atomic
-from harness import __version__
 from harness._base._model import Transcript
 from harness._base._protocol import PROTOCOLS
 from harness._base._schema import Reader, check_version

@@ -11,11 +11,11 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness._app._session import SessionConfig, run_session
 from harness._base._errors import InfraError
 from harness._base._model import Transcript
 from harness._base._protocol import CompactionRequest, CompactionResult, result_to_dict
 from harness._base._tokens import TokenCounter, count_tokens
+from harness._app._session import SessionConfig, run_session
 from oracles import DEFAULT_RULES, Case, Finding, Oracle, ProseRules, SessionCase, check, check_session, select
 
 __all__ = ["StopJudging", "Violation", "Evaluation", "judge_session"]

@@ -21,19 +21,19 @@ from hypothesis import HealthCheck, Phase, Verbosity, find, settings
 from hypothesis.database import DirectoryBasedExampleDatabase
 from hypothesis.errors import NoSuchExample, Unsatisfiable
 
-from harness._app._adapters import Summarizer
-from harness._app._worker import DEFAULT_LOAD_TIMEOUT
-from harness._app._cache import CallCache
 from harness._base._calling import DEFAULT_MAX_RESULT_CHARS
+from harness._base._errors import InvalidArgument
+from harness._base._model import Transcript
+from harness._base._protocol import CompactionRequest, CompactionResult
+from harness._base._tokens import count_tokens
+from harness._app._adapters import Summarizer
+from harness._app._cache import CallCache
+from harness._app._judging import Evaluation, StopJudging, Violation, judge_session
 from harness._app._loading import load_callable, load_rules
 from harness._app._minimize import minimize
-from harness._base._model import Transcript
 from harness._app._progress import Progress
-from harness._base._protocol import CompactionRequest, CompactionResult
 from harness._app._redact import Redactor
-from harness._base._errors import InvalidArgument
-from harness._app._judging import Evaluation, StopJudging, Violation, judge_session
-from harness._base._tokens import count_tokens
+from harness._app._worker import DEFAULT_LOAD_TIMEOUT
 from oracles import DEFAULT_RULES, ProseRules, select
 from strategies import expand, skeletons
 

@@ -23,8 +23,8 @@ from typing import Any
 
 from harness._base._calling import DEFAULT_MAX_RESULT_CHARS, call_once, output_tail
 from harness._base._errors import InfraError, SpecError
-from harness._app._loading import code_fingerprint, load_callable
 from harness._base._protocol import CompactionRequest, resolve_protocol
+from harness._app._loading import code_fingerprint, load_callable
 
 __all__ = ["Worker", "Loaded", "DEFAULT_LOAD_TIMEOUT"]
 
