@@ -22,7 +22,7 @@ from hypothesis.database import DirectoryBasedExampleDatabase
 from hypothesis.errors import NoSuchExample, Unsatisfiable
 
 from harness._base._calling import DEFAULT_MAX_RESULT_CHARS
-from harness._base._errors import InvalidArgument
+from harness._base._errors import InfraError, InvalidArgument
 from harness._base._model import Transcript
 from harness._base._protocol import CompactionRequest, CompactionResult
 from harness._base._tokens import count_tokens
@@ -42,6 +42,8 @@ __all__ = ["RunConfig", "Failure", "InfraFailure", "RunResult", "Evaluation", "e
 
 #: New summarizer calls one failure's shrinking may make before it reports the smallest transcript so far.
 DEFAULT_SHRINK_CALLS = 500
+#: Timeouts one failure's shrinking may meet before it stops (each costs a whole --timeout).
+SHRINK_TIMEOUTS = 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,7 +188,9 @@ def open_summarizer(config: RunConfig, *, recorded_protocol: str | None = None) 
 
 
 class _Budget:
-    """When work must stop: the run's deadline, an interrupt, and the current failure's shrink calls."""
+    """When work must stop: the run's deadline, an interrupt, and the current failure's shrink
+    allowance (new calls, and timeouts: each costs a whole ``--timeout``, so a summarizer that hangs
+    now and then would otherwise make shrinking last hours)."""
 
     def __init__(self, config: RunConfig, summarizer: Summarizer):
         self._deadline = time.monotonic() + config.max_time if config.max_time else None
@@ -194,6 +198,7 @@ class _Budget:
         self._shrink_calls = config.shrink_calls
         self._summarizer = summarizer
         self._calls_at_start: int | None = None
+        self._timeouts = 0
         self.stopped: str | None = None  # why the run stopped early, for the report
 
     def interrupt(self, reason: str = "interrupted") -> None:
@@ -201,6 +206,7 @@ class _Budget:
 
     def start_shrinking(self) -> None:
         self._calls_at_start = self._summarizer.calls
+        self._timeouts = 0
 
     def shrink_calls(self) -> int:
         return self._summarizer.calls - (self._calls_at_start or 0)
@@ -213,6 +219,8 @@ class _Budget:
             return self.stopped
         if self._calls_at_start is not None and self.shrink_calls() >= self._shrink_calls:
             return f"--shrink-calls {self._shrink_calls} spent"
+        if self._calls_at_start is not None and self._timeouts >= SHRINK_TIMEOUTS:
+            return f"the summarizer timed out {self._timeouts} times while shrinking"
         return None
 
     def metered(self, summarize: Callable[[CompactionRequest], CompactionResult]):
@@ -220,11 +228,16 @@ class _Budget:
         def call(request: CompactionRequest) -> CompactionResult:
             if self.check() is not None:
                 raise StopJudging
+            calls = self._summarizer.calls
             try:
                 return summarize(request)
             except KeyboardInterrupt:  # SIGINT, or SIGTERM as the CLI maps it: stop, keep what was found
                 self.interrupt()
                 raise StopJudging from None
+            except InfraError as exc:
+                if exc.kind == "timeout" and self._summarizer.calls > calls:  # a fresh one, not a cached one
+                    self._timeouts += 1
+                raise
         return call
 
 
