@@ -52,7 +52,9 @@ class Clause:
 
 @functools.lru_cache(maxsize=512)
 def phrase_pattern(phrases: tuple[str, ...]) -> re.Pattern[str]:
-    """One regex for a cue list: words match on word boundaries, symbols anywhere."""
+    """One regex for a cue list: words match on word boundaries, symbols anywhere; an empty list never matches."""
+    if not phrases:
+        return re.compile(r"(?!)")
     parts = []
     for p in sorted(phrases, key=len, reverse=True):
         body = re.escape(p)

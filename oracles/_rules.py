@@ -138,6 +138,18 @@ class ProseRules:
     def __post_init__(self) -> None:
         for f in fields(self):
             value = getattr(self, f.name)
+            if f.name.endswith(("_cues", "_traps", "_negators", "_statuses", "_links")):
+                if not isinstance(value, tuple) or not all(isinstance(v, str) and v for v in value):
+                    raise InvalidArgument(f"ProseRules({f.name}={value!r}): expected a tuple of non-empty strings")
+            if f.name == "operator_phrases" and not (isinstance(value, tuple) and all(
+                    isinstance(pair, tuple) and len(pair) == 2 and isinstance(pair[0], str)
+                    and isinstance(pair[1], tuple) and all(isinstance(p, str) and p for p in pair[1])
+                    for pair in value)):
+                raise InvalidArgument(f"ProseRules(operator_phrases=...): expected a tuple of (operator, tuple of "
+                                      f"non-empty phrases) pairs")
+            if f.name in ("near_miss_ratio", "ledger_budget_share") and not (
+                    isinstance(value, int | float) and not isinstance(value, bool) and 0 < value <= 1):
+                raise InvalidArgument(f"ProseRules({f.name}={value!r}): expected a number in (0, 1]")
             if f.name.endswith("_unit") and value not in UNITS:
                 raise InvalidArgument(f"ProseRules({f.name}={value!r}): expected one of {', '.join(UNITS)}")
             if f.name.endswith("_window") and (isinstance(value, bool) or not isinstance(value, int) or value < 0):

@@ -683,3 +683,122 @@ def test_common_secret_names_are_redacted(name):
     from harness._app._redact import Redactor
 
     assert Redactor.from_environ({name: "value-long-enough"}).redact("x value-long-enough y") == f"x [REDACTED:{name}] y"
+
+
+# -- found by a second blind review --------------------------------------------------------------------------
+
+
+def _entry_file(tmp_path, **change):
+    path, _ = save_entry(dataclasses.replace(_entry(3, summarizer="harness.summarizers.identity:summarize"),
+                                             **change), tmp_path)
+    return path
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        ({"invariant": "no-such-oracle"}, "its oracle 'no-such-oracle' is not registered in this harness: nothing was judged"),
+        ({"transcript": __import__("harness").Transcript((Turn(Role.USER, "hi"),) * 3)},
+         "no compaction happened in its transcript: nothing was judged"),
+    ],
+    ids=["unknown-oracle", "no-compaction"],
+)
+def test_replay_never_calls_an_unjudged_entry_fixed(tmp_path, capsys, change, message):
+    _entry_file(tmp_path, **change)
+    assert main(["replay", str(tmp_path), "--summarizer", "harness.summarizers.identity:summarize", "--inline",
+                 "--quiet"]) == 2
+    out = capsys.readouterr().out
+    assert "! not judged" in out and message in out and "✓ fixed" not in out
+
+
+@pytest.mark.parametrize("name", ["str_subclass", "writes_to_inherited_fds"])
+def test_odd_but_valid_or_hostile_results_never_crash_the_harness(name):
+    proc = _cli("run", "--summarizer", f"{HOSTILE}:{name}", "--timeout", "5", "--max-time", "60", *QUICK, timeout=120)
+    assert proc.returncode in (1, 3), proc.stdout + proc.stderr
+    assert "InternalError" not in proc.stderr
+
+
+@pytest.mark.parametrize("isolation", [[], ["--inline"]], ids=["process", "inline"])
+@pytest.mark.parametrize("name", ["long_secret_message", "prints_secret_then_more"])
+def test_no_part_of_a_secret_survives_shortening(tmp_path, name, isolation):
+    report = tmp_path / "r.json"
+    proc = _cli("run", "--summarizer", f"{HOSTILE}:{name}", "--stop-on-error", "--report-json", str(report),
+                *isolation, *QUICK, env={"COMPACTION_TEST_API_KEY": SECRET})
+    assert proc.returncode == 3
+    written = report.read_text() + proc.stdout + proc.stderr
+    for piece in (SECRET[:12], SECRET[-12:]):
+        assert piece not in written, piece
+
+
+def test_a_rich_summarizer_that_rewrites_its_request_is_caught_inline_too():
+    for isolation in ([], ["--inline"]):
+        proc = _cli("run", "--summarizer", HOSTILE + ":rewrites_its_tags", "--stop-on-error", *isolation, *QUICK)
+        assert proc.returncode == 3, proc.stdout + proc.stderr
+        assert "mutated-input" in proc.stdout and "the summarizer modified the request it was given" in proc.stdout
+
+
+@pytest.mark.parametrize(
+    "option, source, message",
+    [
+        ("--rules", "import os\nos._exit(0)\n", "its process ended while loading and trying it (exit code 0)"),
+        ("--rules", "import time\ntime.sleep(600)\n", "loading it took longer than 3 s"),
+        ("--token-counter", "import os\ndef count(text):\n    os._exit(0)\n",
+         "its process ended while loading and trying it (exit code 0)"),
+        ("--rules", "import os\nraise RuntimeError('key ' + os.environ['COMPACTION_TEST_API_KEY'])\n",
+         "raised RuntimeError: key [REDACTED:COMPACTION_TEST_API_KEY]"),
+    ],
+    ids=["rules-exit", "rules-hang", "counter-exit", "rules-secret"],
+)
+def test_team_modules_loaded_into_the_harness_are_tried_first(tmp_path, option, source, message):
+    module = tmp_path / "team_extra.py"
+    module.write_text(source)
+    target = f"{module}:{'count' if option == '--token-counter' else 'RULES'}"
+    proc = _cli("run", "--summarizer", HOSTILE + ":drops_everything", option, target, "--max-time", "3", *QUICK,
+                env={"COMPACTION_TEST_API_KEY": SECRET}, timeout=60)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert f"SpecError: {option} {target!r}: " in proc.stderr and message in proc.stderr
+    assert SECRET not in proc.stdout + proc.stderr
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        ({"prohibition_cues": ("",)}, "ProseRules(prohibition_cues=('',)): expected a tuple of non-empty strings"),
+        ({"prohibition_cues": "never"}, "ProseRules(prohibition_cues='never'): expected a tuple of non-empty strings"),
+        ({"near_miss_ratio": float("nan")}, "ProseRules(near_miss_ratio=nan): expected a number in (0, 1]"),
+        ({"ledger_budget_share": -1.0}, "ProseRules(ledger_budget_share=-1.0): expected a number in (0, 1]"),
+    ],
+)
+def test_bad_rule_values_are_named(change, message):
+    from harness import InvalidArgument
+    from oracles import DEFAULT_RULES
+
+    with pytest.raises(InvalidArgument) as info:
+        dataclasses.replace(DEFAULT_RULES, **change)
+    assert str(info.value) == message
+
+
+def test_empty_cue_lists_match_nothing_instead_of_crashing():
+    from harness import CompactionResult, Fact, FactKind, Polarity, Transcript
+    from oracles import DEFAULT_RULES, Case, ProseRules, check
+
+    empty = dataclasses.replace(DEFAULT_RULES, **{name: () for name in ProseRules.__dataclass_fields__
+                                                  if name.endswith("_cues")})
+    source = Transcript((Turn(Role.USER, "Never use s3://a-1/ at most 5 retries."),),
+                        (Fact("P", FactKind.PROHIBITION, ("s3://a-1/",), 0, Polarity.FORBID),), (1,))
+    verdict = check(Case(source, 1, 2000, CompactionResult((Turn(Role.SYSTEM, "Never use s3://a-1/."),)), rules=empty))
+    assert [f.invariant for f in verdict.violations] == ["negation-polarity"]  # no cue known: no prohibition read
+
+
+@pytest.mark.parametrize("value", ["1e10", "1e308"])
+def test_huge_timeouts_are_usage_errors(capsys, value):
+    assert main(["run", "--timeout", value, *QUICK]) == 2
+    assert f"--timeout expects a number <= 2.592e+06, got {value}" in capsys.readouterr().err
+
+
+def test_a_file_spec_imports_its_neighbours(tmp_path):
+    (tmp_path / "helper.py").write_text("def shorten(messages):\n    return messages[-2:]\n")
+    (tmp_path / "summ.py").write_text("import helper\n\ndef summarize(messages, budget):\n"
+                                      "    return helper.shorten(messages)\n")
+    proc = _cli("run", "--summarizer", f"{tmp_path / 'summ.py'}:summarize", *QUICK)
+    assert proc.returncode in (0, 1), proc.stdout + proc.stderr

@@ -56,7 +56,7 @@ class Summarizer:
         self.redactor = redactor if redactor is not None else Redactor.from_environ()
         self.calls = 0
         self._worker = Worker(spec, protocol, recorded_protocol=recorded_protocol, max_result_chars=max_result_chars,
-                              load_timeout=load_timeout)
+                              load_timeout=load_timeout, redactor=self.redactor)
         if isolation == "inline":  # the team's module runs in this process only when asked to
             self._fn = load_callable(spec)
             self.protocol = resolve_protocol(self._fn, protocol, recorded=recorded_protocol)
@@ -113,7 +113,8 @@ class Summarizer:
         printed = io.StringIO()
         with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(printed):
             try:
-                return call_once(self._fn, self.protocol, request, max_result_chars=self.max_result_chars)
+                return call_once(self._fn, self.protocol, request, max_result_chars=self.max_result_chars,
+                                 redact=self.redactor.redact)
             except InfraError as exc:
-                exc.output = output_tail(printed.getvalue())
+                exc.output = output_tail(self.redactor.redact(printed.getvalue()))
                 raise

@@ -9,6 +9,8 @@ the run before every example was judged, and nothing was violated.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import math
 import os
 import signal
@@ -25,6 +27,9 @@ from harness._base._protocol import PROTOCOLS
 from harness._app._corpus import (Corpus, CorpusSaver, dedupe_corpus, entry_from_dict, load_corpus, load_entry,
                                   merge_corpora, save_entry)
 from harness._app._loading import load_rules
+from harness._app._probe import probe
+from harness._app._redact import Redactor
+from harness._app._worker import DEFAULT_LOAD_TIMEOUT
 from harness._app._replay import replay_corpus
 from harness._app._report import printable, render_text, write_json
 from harness._app._runner import DEFAULT_SHRINK_CALLS, RunConfig, RunResult, checked_counter, run, shrink_transcript
@@ -62,7 +67,8 @@ def _whole_number(name: str, minimum: int = 1):
     return parse
 
 
-def _positive_number(name: str):
+def _positive_number(name: str, maximum: float = 30 * 24 * 3600.0):
+    """An argparse type for a positive, finite number of at most ``maximum`` (a month of seconds)."""
     def parse(text: str) -> float:
         try:
             value = float(text)
@@ -70,6 +76,8 @@ def _positive_number(name: str):
             raise argparse.ArgumentTypeError(f"{name} expects a number, got {text!r}") from None
         if not value > 0 or not math.isfinite(value):
             raise argparse.ArgumentTypeError(f"{name} expects a finite number > 0, got {text}")
+        if value > maximum:
+            raise argparse.ArgumentTypeError(f"{name} expects a number <= {maximum:g}, got {text}")
         return value
     return parse
 
@@ -138,7 +146,7 @@ def _parser() -> argparse.ArgumentParser:
     shrink = sub.add_parser("shrink", help="minimize the failures of one transcript given as JSON")
     shrink.add_argument("file", metavar="FILE", help="a transcript JSON document")
     _add_summarizer_options(shrink, required=True)
-    shrink.add_argument("--max-file-mb", type=_positive_number("--max-file-mb"), default=DEFAULT_MAX_FILE_MB,
+    shrink.add_argument("--max-file-mb", type=_positive_number("--max-file-mb", maximum=1024 * 1024), default=DEFAULT_MAX_FILE_MB,
                         metavar="MB", help=f"refuse larger transcript files (default {DEFAULT_MAX_FILE_MB})")
 
     replay = sub.add_parser("replay", help="replay a corpus: which saved failures does a summarizer still have?")
@@ -214,7 +222,8 @@ def _replay(args) -> int:
     if not replay.corpus.entries and not replay.corpus.errors and not args.allow_empty:
         raise PathError(f"corpus directory {args.directory!r} holds no entries (*.json): nothing was replayed "
                         f"(pass --allow-empty if that is expected)")
-    marks = {"failing": "✗ still failing", "fixed": "✓ fixed", "infra": "! summarizer failed"}
+    marks = {"failing": "✗ still failing", "fixed": "✓ fixed", "infra": "! summarizer failed",
+             "unjudged": "! not judged"}
     for o in replay.outcomes:
         print(f"{marks[o.status]:18} {o.path.name}  {printable(o.entry.invariant)} "
               f"({printable(o.entry.fact_kind or 'structure')}), {len(o.entry.transcript.turns)} turns: "
@@ -222,7 +231,8 @@ def _replay(args) -> int:
     _print_unreadable(replay.corpus)
     counts = {s: sum(o.status == s for o in replay.outcomes) for s in marks}
     print(f"{len(replay.outcomes)} replayed: {counts['failing']} still failing, {counts['fixed']} fixed, "
-          f"{counts['infra']} summarizer failures, {len(replay.corpus.errors)} unreadable"
+          f"{counts['infra']} summarizer failures, {counts['unjudged']} not judged, "
+          f"{len(replay.corpus.errors)} unreadable"
           + (f" · interrupted after {len(replay.outcomes)} of {len(replay.corpus.entries)}"
              if replay.interrupted else ""))
     return replay.exit_code
@@ -307,16 +317,16 @@ def main(argv: list[str] | None = None) -> int:
             return _corpus(args)
         _check_paths(args)
         if args.rules:
-            load_rules(args.rules)  # SpecError naming --rules, before any work
+            _load_in_harness(args, args.rules, "--rules", load_rules)
         if args.command == "replay":
             return _replay(args)
         _validate_ids(args)
         return _run(args) if args.command == "run" else _shrink(args)
     except InfraError as exc:  # the adapter reports these as findings; one reaching here is still the summarizer's
-        print(f"InfraError: {printable(str(exc))}", file=sys.stderr)
+        print(f"InfraError: {printable(_redacted(args, str(exc)))}", file=sys.stderr)
         return EXIT_SUMMARIZER
     except HarnessError as exc:
-        print(f"{type(exc).__name__}: {printable(str(exc))}", file=sys.stderr)
+        print(f"{type(exc).__name__}: {printable(_redacted(args, str(exc)))}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         print("interrupted before anything was judged", file=sys.stderr)
@@ -336,9 +346,27 @@ def main(argv: list[str] | None = None) -> int:
 _STOP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name))
 
 
+def _redacted(args, text: str) -> str:
+    return Redactor.from_environ(extra_names=getattr(args, "redact_env", ())).redact(text)
+
+
 def _interrupt(signum, frame) -> None:
     """SIGTERM or SIGHUP as Ctrl-C: the run stops, workers are killed, what was found is reported and saved."""
     raise KeyboardInterrupt(f"signal {signal.Signals(signum).name}")
+
+
+def _load_in_harness(args, spec: str, option: str, load) -> None:
+    """Load a team module that runs inside the harness: tried in a throwaway process first (see
+    ``_probe``), then imported here with its prints kept off the report. Fails with a ``SpecError``
+    or ``InvalidArgument`` naming ``option``, before any work."""
+    redactor = Redactor.from_environ(extra_names=args.redact_env)
+    timeout = min(DEFAULT_LOAD_TIMEOUT, getattr(args, "max_time", None) or DEFAULT_LOAD_TIMEOUT)
+    probe(spec, option=option, timeout=timeout, redactor=redactor)
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        if option == "--rules":
+            load(spec, option=option)
+        else:
+            load(spec)
 
 
 def _validate_ids(args) -> None:
@@ -347,7 +375,7 @@ def _validate_ids(args) -> None:
                               f" selects no oracle: nothing would be checked")
     select(only=args.only, skip=args.skip)  # raises InvalidArgument naming unknown ids
     if args.token_counter:
-        checked_counter(args.token_counter)  # SpecError or InvalidArgument naming the option, before any work
+        _load_in_harness(args, args.token_counter, "--token-counter", checked_counter)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -50,7 +50,7 @@ def load_object(spec: str, *, option: str, what: str = "function", noun: str = "
     if not sep or not target or not name:
         raise SpecError(f"{option} {spec!r}: expected 'module:{what}' or 'path/to/file.py:{what}'")
     if target.endswith(".py") or os.sep in target or "/" in target:
-        module = _load_file(spec, target, option)
+        module = _load_file(spec, target, option, name)
     else:
         try:
             module = importlib.import_module(target)
@@ -65,8 +65,11 @@ def load_object(spec: str, *, option: str, what: str = "function", noun: str = "
     return getattr(module, name)
 
 
-def _load_file(spec: str, target: str, option: str):
+def _load_file(spec: str, target: str, option: str, name: str):
     path = Path(target)
+    if path.is_dir():
+        raise SpecError(f"{option} {spec!r}: {str(path)!r} is a folder; name a .py file in it, or the package as "
+                        f"'package.module:{name}' with its parent folder on PYTHONPATH")
     if not path.is_file():
         raise SpecError(f"{option} {spec!r}: no such file {str(path)!r}")
     if path.suffix != ".py":
@@ -80,6 +83,9 @@ def _load_file(spec: str, target: str, option: str):
         raise SpecError(f"{option} {spec!r}: cannot load {str(path)!r} as a Python module")
     module = importlib.util.module_from_spec(loader_spec)
     sys.modules[module_name] = module
+    folder = str(path.resolve().parent)
+    if folder not in sys.path:  # as when the file is run as a script: helpers beside it import (appended: no shadowing)
+        sys.path.append(folder)
     try:
         loader_spec.loader.exec_module(module)
     except KeyboardInterrupt:

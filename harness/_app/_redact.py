@@ -56,6 +56,11 @@ class Redactor:
                 found.setdefault(value, name)
         return cls(tuple(sorted(found.items(), key=lambda kv: (-len(kv[0]), kv[1]))))
 
+    @property
+    def longest(self) -> int:
+        """The length of the longest secret (0 without any)."""
+        return max((len(value) for value, _ in self.secrets), default=0)
+
     def redact(self, text: str) -> str:
         pattern = _pattern(self.secrets)
         if pattern is None or not text:

@@ -17,7 +17,8 @@ __all__ = ["ReplayOutcome", "Replay", "replay_entry", "replay_corpus"]
 
 @dataclass(frozen=True, slots=True)
 class ReplayOutcome:
-    """``failing``: the invariant is still broken; ``fixed``: it holds now; ``infra``: the summarizer failed."""
+    """``failing``: the invariant is still broken; ``fixed``: it holds now; ``infra``: the summarizer failed;
+    ``unjudged``: the entry could not be judged (its oracle is not registered, or no compaction happened)."""
 
     path: Path
     entry: CorpusEntry
@@ -35,11 +36,11 @@ class Replay:
 
     @property
     def exit_code(self) -> int:
-        """1 still failing; 2 unreadable entries; 3 the summarizer failed; 4 interrupted; 0 all fixed."""
+        """1 still failing; 2 unreadable or unjudgeable entries; 3 the summarizer failed; 4 interrupted; 0 all fixed."""
         statuses = {o.status for o in self.outcomes}
         if "failing" in statuses:
             return 1
-        if self.corpus.errors:
+        if self.corpus.errors or "unjudged" in statuses:
             return 2
         if "infra" in statuses:
             return 3
@@ -48,14 +49,18 @@ class Replay:
 
 def replay_entry(path: Path, entry: CorpusEntry, summarizer: Summarizer, config: RunConfig | None = None
                  ) -> ReplayOutcome:
-    """Judge one entry with the entry's own budget (and, when the invariant still exists, that oracle only)."""
+    """Judge one entry with the entry's own budget and its own oracle; "fixed" only if that oracle judged it."""
     config = dataclasses.replace(config or RunConfig(summarizer=summarizer.spec), budget=entry.budget)
-    chosen = select(only=[entry.invariant]) if entry.invariant in {o.id for o in select()} else select()
-    ev = evaluate(entry.transcript, summarizer, config, chosen)
+    if entry.invariant not in {o.id for o in select()}:
+        return ReplayOutcome(path, entry, "unjudged", f"its oracle {entry.invariant!r} is not registered in this "
+                                                     f"harness: nothing was judged")
+    ev = evaluate(entry.transcript, summarizer, config, select(only=[entry.invariant]))
     if entry.key in ev.violations:  # a violation counts even if the summarizer failed in a later round
         return ReplayOutcome(path, entry, "failing", ev.violations[entry.key][0].detail)
     if ev.infra is not None:
         return ReplayOutcome(path, entry, "infra", f"{ev.infra.kind}: {ev.infra.message}")
+    if not ev.boundaries:
+        return ReplayOutcome(path, entry, "unjudged", "no compaction happened in its transcript: nothing was judged")
     return ReplayOutcome(path, entry, "fixed", "the invariant holds now")
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ctypes
 import multiprocessing
+from multiprocessing import resource_tracker
 import os
 import signal
 import sys
@@ -25,6 +26,7 @@ from harness._base._calling import DEFAULT_MAX_RESULT_CHARS, call_once, output_t
 from harness._base._errors import InfraError, SpecError
 from harness._base._protocol import CompactionRequest, resolve_protocol
 from harness._app._loading import code_fingerprint, load_callable
+from harness._app._redact import Redactor
 
 __all__ = ["Worker", "Loaded", "DEFAULT_LOAD_TIMEOUT"]
 
@@ -50,8 +52,10 @@ class Worker:
     """
 
     def __init__(self, spec: str, protocol: str | None, *, recorded_protocol: str | None = None,
-                 max_result_chars: int = DEFAULT_MAX_RESULT_CHARS, load_timeout: float = DEFAULT_LOAD_TIMEOUT):
+                 max_result_chars: int = DEFAULT_MAX_RESULT_CHARS, load_timeout: float = DEFAULT_LOAD_TIMEOUT,
+                 redactor: Redactor | None = None):
         self.spec = spec
+        self.redactor = redactor if redactor is not None else Redactor()
         self.protocol = protocol
         self.recorded_protocol = recorded_protocol
         self.max_result_chars = max_result_chars
@@ -68,15 +72,17 @@ class Worker:
         ctx = multiprocessing.get_context("spawn")
         self._conn, child = ctx.Pipe()
         self._process = ctx.Process(target=_serve, args=(child, self.spec, self.protocol, self.recorded_protocol,
-                                                         self.max_result_chars, os.getpid()), daemon=True)
+                                                         self.max_result_chars, os.getpid(), self.redactor),
+                                    daemon=True)
         self._process.start()
         child.close()
         try:
-            if not self._conn.poll(self.load_timeout):
+            message = self._receive(self.load_timeout)
+            if message is None:
                 self.close()
                 raise SpecError(f"--summarizer {self.spec!r}: loading it took longer than {self.load_timeout:g} s")
-            status, *payload = self._conn.recv()
-        except (EOFError, BrokenPipeError, ConnectionResetError):
+            status, *payload = message
+        except (EOFError, BrokenPipeError, ConnectionResetError, _Garbled):
             how = self._exit_status()
             self.close()
             raise SpecError(f"--summarizer {self.spec!r}: its process ended while importing it ({how})") from None
@@ -97,14 +103,19 @@ class Worker:
                 raise InfraError("crashed", str(exc)) from None
         try:
             self._conn.send(request)
-            if not self._conn.poll(timeout):
+            message = self._receive(timeout)
+            if message is None:
                 self.close()
                 raise InfraError("timeout", f"no answer within {timeout:g} s")
-            status, *payload = self._conn.recv()
+            status, *payload = message
         except (EOFError, BrokenPipeError, ConnectionResetError):
             how = self._exit_status()
             self.close()
             raise InfraError("crashed", f"the summarizer's process died ({how})") from None
+        except _Garbled:
+            self.close()
+            raise InfraError("crashed", "the answer from the summarizer's process was garbled (did the summarizer "
+                                        "write to a file descriptor it inherited?)") from None
         except BaseException:  # interrupted mid-call (SIGINT/SIGTERM): the worker's state is unknown
             self.close()
             raise
@@ -112,6 +123,27 @@ class Worker:
             return payload[0], payload[1]
         kind, message, output = payload
         raise InfraError(kind, message, output)
+
+    def _receive(self, timeout: float):
+        """The next message, or None after ``timeout`` seconds. A message that never completes (its
+        pipe written to by the summarizer itself) or does not unpickle is ``_Garbled``, never a hang."""
+        deadline = time.monotonic() + min(timeout, _LONGEST_WAIT)
+        if not self._conn.poll(min(timeout, _LONGEST_WAIT)):
+            return None
+        box: list = []
+        reader = threading.Thread(target=_recv_into, args=(self._conn, box), daemon=True)
+        reader.start()
+        reader.join(max(0.0, deadline - time.monotonic()) + 1.0)
+        if reader.is_alive() or not box:
+            raise _Garbled
+        kind, value = box[0]
+        if kind == "error":
+            if isinstance(value, EOFError | BrokenPipeError | ConnectionResetError):
+                raise value
+            raise _Garbled
+        if not isinstance(value, tuple) or not value:
+            raise _Garbled
+        return value
 
     def close(self) -> None:
         """Kill the worker and its process group; safe to call twice."""
@@ -137,6 +169,21 @@ class Worker:
         return f"exit code {code}"
 
 
+class _Garbled(Exception):
+    """The worker's answer could not be read."""
+
+
+# The longest a wait may be (threading's limit; a --timeout of 1e10 seconds would overflow it).
+_LONGEST_WAIT = min(threading.TIMEOUT_MAX, 10 * 365 * 24 * 3600.0)
+
+
+def _recv_into(conn, box: list) -> None:
+    try:
+        box.append(("ok", conn.recv()))
+    except BaseException as exc:  # noqa: BLE001 - anything a garbled pickle raises is reported as garbled
+        box.append(("error", exc))
+
+
 def _kill_group(pid: int) -> None:
     try:
         if os.getpgid(pid) == pid:  # only once the worker has made its own group, never ours
@@ -149,19 +196,23 @@ def _kill_group(pid: int) -> None:
 
 
 def _serve(conn, spec: str, protocol: str | None, recorded: str | None, max_result_chars: int,
-           parent_pid: int) -> None:  # pragma: no cover - runs in the child process
-    """The worker's main loop (runs in the child): load the summarizer, then answer requests."""
+           parent_pid: int, redactor: Redactor) -> None:  # pragma: no cover - runs in the child process
+    """The worker's main loop (runs in the child): load the summarizer, then answer requests.
+
+    Secrets are redacted here too, before anything is shortened: a cut could leave half a key.
+    """
     _die_with_parent(parent_pid)
     os.setpgid(0, 0)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the harness decides when we stop
-    capture = _Capture()  # before the import: what the module prints while loading is captured too
+    _close_inherited(keep=conn.fileno())
+    capture = _Capture(redactor)  # before the import: what the module prints while loading is captured too
     try:
         fn = load_callable(spec)
         protocol = resolve_protocol(fn, protocol, recorded=recorded)
         conn.send(("loaded", protocol, code_fingerprint(fn)))
     except SpecError as exc:
         printed = capture.tail()
-        conn.send(("error", str(exc) + (f"; it printed: {printed}" if printed else "")))
+        conn.send(("error", redactor.redact(str(exc)) + (f"; it printed: {printed}" if printed else "")))
         return
     while True:
         try:
@@ -170,10 +221,21 @@ def _serve(conn, spec: str, protocol: str | None, recorded: str | None, max_resu
             return
         capture.reset()
         try:
-            result = call_once(fn, protocol, request, max_result_chars=max_result_chars)
+            result = call_once(fn, protocol, request, max_result_chars=max_result_chars, redact=redactor.redact)
             conn.send(("ok", result, capture.tail()))
         except InfraError as exc:
             conn.send(("error", exc.kind, exc.message, capture.tail()))
+
+
+def _close_inherited(*, keep: int) -> None:
+    """Close what the worker inherited besides its pipe, so a summarizer writing to stray descriptors
+    cannot reach the harness's other children (multiprocessing's resource tracker)."""
+    tracker = getattr(resource_tracker, "_resource_tracker", None)
+    if getattr(tracker, "_fd", None) is not None:
+        tracker._fd = None  # it starts its own tracker if the summarizer ever needs one
+        tracker._pid = None
+    os.closerange(3, keep)
+    os.closerange(keep + 1, 256)
 
 
 def _die_with_parent(parent_pid: int) -> None:
@@ -204,7 +266,8 @@ class _Capture:
     _KEEP = 8192
     _MARK = b"\0compaction-harness-flush\0"
 
-    def __init__(self) -> None:
+    def __init__(self, redactor: Redactor) -> None:
+        self._redactor = redactor
         read, write = os.pipe()
         for stream in (sys.stdout, sys.stderr):
             if stream is not None:
@@ -213,6 +276,7 @@ class _Capture:
         os.dup2(write, 2)
         os.close(write)
         self._tail = bytearray()
+        self._cut = False  # whether the kept bytes start in the middle of what was printed
         self._lock = threading.Lock()
         self._flushed = threading.Event()
         threading.Thread(target=self._drain, args=(read,), daemon=True).start()
@@ -224,12 +288,16 @@ class _Capture:
                 if self._MARK in self._tail:
                     self._tail = self._tail.replace(self._MARK, b"")
                     self._flushed.set()
-                del self._tail[: max(0, len(self._tail) - self._KEEP - len(self._MARK))]
+                excess = len(self._tail) - self._KEEP - len(self._MARK)
+                if excess > 0:
+                    del self._tail[:excess]
+                    self._cut = True
 
     def reset(self) -> None:
         self.tail()
         with self._lock:
             self._tail.clear()
+            self._cut = False
 
     def tail(self) -> str:
         """What was printed since the last reset (its end), once everything written so far is drained."""
@@ -243,4 +311,8 @@ class _Capture:
         os.write(1, self._MARK)
         self._flushed.wait(timeout=2)
         with self._lock:
-            return output_tail(bytes(self._tail[-self._KEEP:]).decode("utf-8", errors="replace"))
+            text = bytes(self._tail[-self._KEEP:]).decode("utf-8", errors="replace")
+            cut = self._cut
+        if cut:  # a secret cut in two at the start would escape redaction: drop what could be its end
+            text = text[self._redactor.longest:]
+        return output_tail(self._redactor.redact(text))

@@ -8,13 +8,14 @@ process, so both isolations judge a summarizer identically.
 from __future__ import annotations
 
 import copy
+import json
 import traceback
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from harness._base._errors import InfraError, MalformedResult
-from harness._base._protocol import CompactionRequest, result_from_return, result_size, result_to_dict
+from harness._base._protocol import CompactionRequest, request_key_material, result_from_return, result_to_dict
 
 __all__ = ["DEFAULT_MAX_RESULT_CHARS", "call_once", "output_tail", "valid_text"]
 
@@ -25,8 +26,13 @@ _OUTPUT_TAIL = 2000
 
 
 def call_once(fn: Callable[..., Any], protocol: str, request: CompactionRequest, *,
-              max_result_chars: int = DEFAULT_MAX_RESULT_CHARS) -> dict[str, Any]:
-    """Call ``fn`` the way ``protocol`` says; return the result as a JSON-ready dict or raise ``InfraError``."""
+              max_result_chars: int = DEFAULT_MAX_RESULT_CHARS,
+              redact: Callable[[str], str] = lambda text: text) -> dict[str, Any]:
+    """Call ``fn`` the way ``protocol`` says; return the result as plain JSON data or raise ``InfraError``.
+
+    ``redact`` is applied to error messages before they are shortened, so a
+    secret is never cut in two with one half left readable.
+    """
     try:
         if protocol == "messages":
             messages = request.messages()
@@ -35,30 +41,37 @@ def call_once(fn: Callable[..., Any], protocol: str, request: CompactionRequest,
             if messages != before:
                 raise InfraError("mutated-input", "the summarizer modified the messages it was given")
         else:
+            before = request_key_material(request)
             value = fn(request)
+            if request_key_material(request) != before:  # frozen, but object.__setattr__ gets past that
+                raise InfraError("mutated-input", "the summarizer modified the request it was given")
     except (InfraError, KeyboardInterrupt):
         raise
     except SystemExit as exc:
-        raise InfraError("exception", f"the summarizer called sys.exit({exc.code!r})") from None
+        raise InfraError("exception", f"the summarizer called sys.exit({_clip(redact(repr(exc.code)))})") from None
     except BaseException as exc:
         frames = traceback.extract_tb(exc.__traceback__)
         where = f" (at {Path(frames[-1].filename).name}:{frames[-1].lineno})" if frames else ""
-        raise InfraError("exception", f"the summarizer raised {type(exc).__name__}: {_clip(str(exc))}{where}") from None
+        raise InfraError("exception", f"the summarizer raised {type(exc).__name__}: "
+                                      f"{_clip(redact(valid_text(str(exc))))}{where}") from None
     try:
         data = result_to_dict(result_from_return(value))
     except MalformedResult as exc:
         raise InfraError("malformed", str(exc)) from None
     except Exception as exc:  # an object that breaks while being read (a list whose items raise)
-        raise InfraError("malformed", f"reading the result raised {type(exc).__name__}: {_clip(str(exc))}") from None
+        raise InfraError("malformed", f"reading the result raised {type(exc).__name__}: "
+                                      f"{_clip(redact(valid_text(str(exc))))}") from None
+    text = json.dumps(data, ensure_ascii=False)
     try:
-        size = result_size(data)
+        text.encode("utf-8")
     except UnicodeEncodeError as exc:
         raise InfraError("malformed", f"the result is not valid Unicode text: a lone surrogate "
                                       f"{exc.object[exc.start]!r}") from None
-    if size > max_result_chars:
-        raise InfraError("oversized", f"the result is {size:,} characters as JSON, over the limit of "
+    if len(text) > max_result_chars:
+        raise InfraError("oversized", f"the result is {len(text):,} characters as JSON, over the limit of "
                                       f"{max_result_chars:,} (--max-result-chars)")
-    return data
+    # Plain data only: a str subclass or a str Enum from an SDK would not unpickle in the harness.
+    return json.loads(text)
 
 
 def output_tail(text: str) -> str:

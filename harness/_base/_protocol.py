@@ -27,7 +27,6 @@ __all__ = [
     "result_to_dict",
     "result_from_dict",
     "request_key_material",
-    "result_size",
     "PROTOCOLS",
     "resolve_protocol",
 ]
@@ -265,16 +264,6 @@ def result_from_dict(data: Any) -> CompactionResult:
     if not isinstance(data, dict) or "messages" not in data:
         raise MalformedResult(f"expected an object with 'messages', got {type(data).__name__}")
     return _result(data["messages"], data.get("ledger"), data.get("self_report"))
-
-
-def result_size(data: dict[str, Any]) -> int:
-    """Characters of a normalised result as JSON: what the size limit measures.
-
-    Raises ``UnicodeEncodeError`` for text that is not valid Unicode (a lone surrogate).
-    """
-    text = json.dumps(data, ensure_ascii=False)
-    text.encode("utf-8")
-    return len(text)
 
 
 def request_key_material(request: CompactionRequest) -> dict[str, Any]:
