@@ -73,6 +73,10 @@ def test_the_plugin_takes_rules(pytester):
     [
         ({"prohibition_unit": "paragraph"}, "ProseRules(prohibition_unit='paragraph'): expected one of clause, sentence, line"),
         ({"cue_window": -1}, "ProseRules(cue_window=-1): expected a whole number of words >= 0"),
+        ({"prohibition_cues": ("",)}, "ProseRules(prohibition_cues=('',)): expected a tuple of non-empty strings"),
+        ({"prohibition_cues": "never"}, "ProseRules(prohibition_cues='never'): expected a tuple of non-empty strings"),
+        ({"near_miss_ratio": float("nan")}, "ProseRules(near_miss_ratio=nan): expected a number in (0, 1]"),
+        ({"ledger_budget_share": -1.0}, "ProseRules(ledger_budget_share=-1.0): expected a number in (0, 1]"),
     ],
 )
 def test_rules_check_their_own_fields(change, message):
