@@ -145,8 +145,8 @@ class ProseRules:
                     isinstance(pair, tuple) and len(pair) == 2 and isinstance(pair[0], str)
                     and isinstance(pair[1], tuple) and all(isinstance(p, str) and p for p in pair[1])
                     for pair in value)):
-                raise InvalidArgument(f"ProseRules(operator_phrases=...): expected a tuple of (operator, tuple of "
-                                      f"non-empty phrases) pairs")
+                raise InvalidArgument("ProseRules(operator_phrases=...): expected a tuple of (operator, tuple of "
+                                      "non-empty phrases) pairs")
             if f.name in ("near_miss_ratio", "ledger_budget_share") and not (
                     isinstance(value, int | float) and not isinstance(value, bool) and 0 < value <= 1):
                 raise InvalidArgument(f"ProseRules({f.name}={value!r}): expected a number in (0, 1]")
