@@ -41,7 +41,7 @@ __all__ = ["RunConfig", "Failure", "InfraFailure", "RunResult", "Evaluation", "e
            "open_summarizer"]
 
 #: New summarizer calls one failure's shrinking may make before it reports the smallest transcript so far.
-DEFAULT_SHRINK_CALLS = 500
+DEFAULT_SHRINK_CALLS = 1000
 #: Timeouts one failure's shrinking may meet before it stops (each costs a whole --timeout).
 SHRINK_TIMEOUTS = 3
 
