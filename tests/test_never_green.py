@@ -784,3 +784,31 @@ def test_a_file_spec_imports_its_neighbours(tmp_path):
                                       "    return helper.shorten(messages)\n")
     proc = _cli("run", "--summarizer", f"{tmp_path / 'summ.py'}:summarize", *QUICK)
     assert proc.returncode in (0, 1), proc.stdout + proc.stderr
+
+
+def test_fewer_examples_than_asked_is_not_green(tmp_path, monkeypatch):
+    """If generation gives up early (Hypothesis: Unsatisfiable), the run says so and exits 4."""
+    from hypothesis.errors import NoSuchExample, Unsatisfiable
+
+    from harness._app import _runner
+
+    real_find = _runner.find
+
+    def gives_up_after_two(strategy, condition, **kwargs):
+        if len(kwargs["settings"].phases) == 1:  # the exploration pass: two examples, then give up
+            try:
+                real_find(strategy, condition, **{**kwargs, "settings": _runner.settings(kwargs["settings"],
+                                                                                          max_examples=2)})
+            except NoSuchExample:
+                pass
+            raise Unsatisfiable("gave up")
+        return real_find(strategy, condition, **kwargs)
+
+    monkeypatch.setattr(_runner, "find", gives_up_after_two)
+    report = tmp_path / "r.json"
+    code = main(["run", "--summarizer", "harness.summarizers.identity:summarize", "--skip", "budget-respected",
+                 "--examples", "5", "--max-turns", "60", "--seed", "0", "--quiet", "--inline",
+                 "--report-json", str(report)])
+    data = _report(report)
+    assert code == 4 and data["examples_run"] == 2
+    assert data["incomplete"] == "Hypothesis generated only 2 of 5 examples"

@@ -375,6 +375,8 @@ def run(config: RunConfig, *, on_failure: Callable[[Failure, str], None] | None 
         incomplete = budget.stopped
         if incomplete is None and turns and not rounds[0] and not infra:
             incomplete = "no example reached a compaction (raise --max-turns or lower --budget)"
+        if incomplete is None and len(turns) < config.examples and not infra:
+            incomplete = f"Hypothesis generated only {len(turns)} of {config.examples} examples"
         progress.finish()
 
         def skeleton_pass_for(key):
