@@ -327,10 +327,11 @@ def run(config: RunConfig, *, on_failure: Callable[[Failure, str], None] | None 
     transcripts; for each distinct failure, let Hypothesis regenerate the same
     sequence (same seed) and shrink the skeleton of its first occurrence; then
     delta-debug the expanded transcript's turns. ``on_failure`` receives each
-    failure (and the protocol the summarizer was called with) as soon as it is final (the CLI saves it to the corpus then, so a
-    run killed later loses nothing already shrunk). ``--max-time`` or an
-    interrupt ends exploration early; failures found are still shrunk as far
-    as the budget allows and reported.
+    failure, and the protocol the summarizer was called with, as soon as it is
+    final (the CLI saves it to the corpus then, so a run killed later loses
+    nothing already shrunk). ``--max-time`` or an interrupt ends exploration
+    early; failures found are still shrunk as far as the budget allows and
+    reported.
     """
     chosen = select(only=config.only, skip=config.skip)
     run_seed = config.seed if config.seed is not None else secrets.randbits(32)
