@@ -99,3 +99,39 @@ def test_every_cue_list_and_window_is_a_field():
                 raise AssertionError(f"{path.name}:{node.lineno} keeps its own string table")
     assert {"cue_window", "completion_window", "disposition_window", "unresolved_window"} <= set(
         ProseRules.__dataclass_fields__)
+
+
+EXTRA = str(Path(__file__).parent / "fixtures" / "team_oracle.py")
+
+
+@pytest.fixture
+def forget_team_oracle():
+    """--extend registers into the process-wide oracle registry: undo it so other tests never see it."""
+    import sys
+
+    from oracles import registered, unregister
+
+    yield
+    if "team-bucket-named-twice" in {o.id for o in registered()}:
+        unregister("team-bucket-named-twice")
+    for name, module in list(sys.modules.items()):
+        if getattr(module, "__file__", None) == EXTRA:
+            del sys.modules[name]
+
+
+def test_a_team_oracle_reaches_the_cli_through_extend(capsys, forget_team_oracle):
+    argv = ["run", "--summarizer", "harness.summarizers.prose:summarize", "--only", "team-bucket-named-twice",
+            "--examples", "30", "--max-turns", "200", "--seed", "4", "--quiet"]
+    assert main(argv) == 2  # not registered without --extend: an unknown oracle id
+    assert "unknown oracle id(s) ['team-bucket-named-twice']" in capsys.readouterr().err
+    assert main([*argv, "--extend", EXTRA]) == 1  # the prose compactor names each prohibition once
+    out = capsys.readouterr().out
+    assert "team-bucket-named-twice" in out and f"--extend {EXTRA}" in out
+
+
+def test_a_bad_extension_is_named(capsys, tmp_path):
+    module = tmp_path / "broken_ext.py"
+    module.write_text("raise ImportError('no such dependency: teamlib')\n")
+    assert main(["run", "--extend", str(module), "--examples", "2", "--quiet"]) == 2
+    assert f"SpecError: --extend {str(module)!r}: importing {str(module)!r} raised ImportError: no such dependency" \
+        in capsys.readouterr().err

@@ -26,7 +26,7 @@ from harness._base._files import DEFAULT_MAX_FILE_MB, output_dir, output_file, r
 from harness._base._protocol import PROTOCOLS
 from harness._app._corpus import (Corpus, CorpusSaver, dedupe_corpus, entry_from_dict, load_corpus, load_entry,
                                   merge_corpora, save_entry)
-from harness._app._loading import load_rules
+from harness._app._loading import load_module, load_rules
 from harness._app._probe import probe
 from harness._app._redact import Redactor
 from harness._app._worker import DEFAULT_LOAD_TIMEOUT
@@ -101,6 +101,9 @@ def _add_call_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--redact-env", action="append", default=[], metavar="NAME",
                    help="also redact this environment variable's value from everything written (repeatable; "
                         "names like *_KEY, *_TOKEN, *SECRET* are redacted anyway)")
+    p.add_argument("--extend", action="append", default=[], metavar="MODULE",
+                   help="import this module (or path/to/file.py) first, for the oracles it registers with "
+                        "@oracles.oracle (repeatable)")
     p.add_argument("--rules", metavar="SPEC", default=None,
                    help="module:OBJECT naming your own oracles.ProseRules (cue lists, windows, reading units)")
     p.add_argument("--quiet", action="store_true", help="no progress output (for CI logs)")
@@ -177,7 +180,7 @@ def _config(args, **extra) -> RunConfig:
     common = dict(summarizer=args.summarizer, protocol=args.protocol, timeout=args.timeout,
                   isolation="inline" if args.inline else "process", cache_dir=args.cache_dir, quiet=args.quiet,
                   max_result_chars=args.max_result_chars, summarizer_version=args.summarizer_version,
-                  redact_env=tuple(args.redact_env), rules=args.rules)
+                  redact_env=tuple(args.redact_env), rules=args.rules, extend=tuple(args.extend))
     if args.command != "replay":
         common.update(budget=args.budget, only=args.only, skip=args.skip, stop_on_error=args.stop_on_error,
                       token_counter=args.token_counter, max_time=args.max_time, shrink_calls=args.shrink_calls)
@@ -316,6 +319,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "corpus":
             return _corpus(args)
         _check_paths(args)
+        for module in args.extend:  # before anything selects oracles: their registrations must be in
+            _load_in_harness(args, module, "--extend", load_module)
         if args.rules:
             _load_in_harness(args, args.rules, "--rules", load_rules)
         if args.command == "replay":
@@ -363,10 +368,10 @@ def _load_in_harness(args, spec: str, option: str, load) -> None:
     timeout = min(DEFAULT_LOAD_TIMEOUT, getattr(args, "max_time", None) or DEFAULT_LOAD_TIMEOUT)
     probe(spec, option=option, timeout=timeout, redactor=redactor)
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-        if option == "--rules":
-            load(spec, option=option)
-        else:
+        if option == "--token-counter":
             load(spec)
+        else:
+            load(spec, option=option)
 
 
 def _validate_ids(args) -> None:

@@ -18,7 +18,7 @@ from typing import Any
 from harness._base._errors import SpecError
 from oracles import ProseRules
 
-__all__ = ["load_object", "load_callable", "load_rules", "code_fingerprint"]
+__all__ = ["load_object", "load_callable", "load_rules", "load_module", "code_fingerprint"]
 _FILE_MODULE_PREFIX = "_summarizer_"
 
 
@@ -49,20 +49,30 @@ def load_object(spec: str, *, option: str, what: str = "function", noun: str = "
     target, sep, name = spec.rpartition(":")
     if not sep or not target or not name:
         raise SpecError(f"{option} {spec!r}: expected 'module:{what}' or 'path/to/file.py:{what}'")
-    if target.endswith(".py") or os.sep in target or "/" in target:
-        module = _load_file(spec, target, option, name)
-    else:
-        try:
-            module = importlib.import_module(target)
-        except ImportError as exc:
-            raise SpecError(f"{option} {spec!r}: cannot import module {target!r} ({exc})") from None
-        except KeyboardInterrupt:
-            raise
-        except BaseException as exc:  # the module's own code failed while importing
-            raise SpecError(f"{option} {spec!r}: importing module {target!r} raised {_describe(exc)}") from None
+    module = _import(spec, target, option, name)
     if not hasattr(module, name):
         raise SpecError(f"{option} {spec!r}: module {target!r} has no {noun} named {name!r}")
     return getattr(module, name)
+
+
+def load_module(spec: str, *, option: str = "--extend") -> Any:
+    """Import ``module`` or ``path/to/file.py`` for its side effects (registering oracles); errors are ``SpecError``."""
+    if not spec or ":" in spec.replace(os.sep, "/").split("/")[-1]:
+        raise SpecError(f"{option} {spec!r}: expected 'module' or 'path/to/file.py' (no ':NAME')")
+    return _import(spec, spec, option, "NAME")
+
+
+def _import(spec: str, target: str, option: str, name: str):
+    if target.endswith(".py") or os.sep in target or "/" in target:
+        return _load_file(spec, target, option, name)
+    try:
+        return importlib.import_module(target)
+    except ImportError as exc:
+        raise SpecError(f"{option} {spec!r}: cannot import module {target!r} ({exc})") from None
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # the module's own code failed while importing
+        raise SpecError(f"{option} {spec!r}: importing module {target!r} raised {_describe(exc)}") from None
 
 
 def _load_file(spec: str, target: str, option: str, name: str):

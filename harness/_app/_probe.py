@@ -1,7 +1,7 @@
 """Trying a team's module in a throwaway process before the harness imports it.
 
-``--rules`` and ``--token-counter`` run inside the harness (they judge), unlike
-the summarizer. A module that calls ``os._exit`` or hangs while importing would
+``--extend`` modules (a team's oracles), ``--rules`` and ``--token-counter`` run
+inside the harness (they judge), unlike the summarizer. A module that calls ``os._exit`` or hangs while importing would
 end or stall the run without a word, so it is first imported (and a counter
 called once) in a child process with a time limit; only if that works is it
 imported here. Whatever the child printed or raised is redacted.
@@ -12,7 +12,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from harness._app._loading import load_rules
+from harness._app._loading import load_module, load_rules
 from harness._app._redact import Redactor
 from harness._app._runner import checked_counter
 from harness._base._errors import HarnessError, InvalidArgument, SpecError
@@ -45,6 +45,8 @@ def _child(spec: str, option: str) -> None:  # pragma: no cover - runs in the ch
     try:
         if option == "--token-counter":
             checked_counter(spec)
+        elif option == "--extend":
+            load_module(spec, option=option)
         else:
             load_rules(spec, option=option)
     except HarnessError as exc:

@@ -31,6 +31,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--summarizer-seed", metavar="S", default=None, help="run seed (default: random, shown in the header)")
     group.addoption("--summarizer-budget", metavar="TOKENS", default="2000", help="token budget (default 2000)")
     group.addoption("--summarizer-max-turns", metavar="T", default="400", help="longest transcript (default 400)")
+    group.addoption("--summarizer-extend", metavar="MODULE", action="append", default=[],
+                    help="import this module first, for the oracles it registers (repeatable)")
     group.addoption("--summarizer-rules", metavar="SPEC", default=None,
                     help="module:OBJECT naming your own oracles.ProseRules for judging prose")
 
@@ -54,7 +56,7 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(f"--summarizer-profile {config.getoption('summarizer_profile')!r}: "
                                 f"expected one of {', '.join(_PROFILES)}")
     # lazy: this plugin loads in every pytest session; the harness itself only when --summarizer is given
-    from harness._app._loading import load_callable, load_rules
+    from harness._app._loading import load_callable, load_module, load_rules
     from harness._app._profiles import profile
     from harness._base._errors import SpecError
     from harness._base._protocol import PROTOCOLS, resolve_protocol
@@ -65,6 +67,8 @@ def pytest_configure(config: pytest.Config) -> None:
     for name, minimum in (("summarizer_budget", 1), ("summarizer_max_turns", 1)):
         _int_option(config, name, minimum)
     try:  # fail at start-up, naming the option, rather than in every test
+        for module in config.getoption("summarizer_extend"):
+            load_module(module, option="--summarizer-extend")
         resolve_protocol(load_callable(spec), config.getoption("summarizer_protocol"), option="--summarizer-protocol")
         if config.getoption("summarizer_rules"):
             load_rules(config.getoption("summarizer_rules"), option="--summarizer-rules")

@@ -32,6 +32,8 @@ def reproduce_command(result: RunResult, *, only: str | None = None) -> str:
                  "--budget", str(c.budget)]
     if c.token_counter:
         parts += ["--token-counter", c.token_counter]
+    for module in c.extend:
+        parts += ["--extend", module]
     if c.rules:
         parts += ["--rules", c.rules]
     if only or c.only:

@@ -74,6 +74,7 @@ class RunConfig:
     redact_env: tuple[str, ...] = ()  # more environment variables whose values never reach a file
     transcript_file: str | None = None  # set by ``shrink``: the file the reproduce command names
     rules: str | None = None  # module:OBJECT naming a team's oracles.ProseRules; default DEFAULT_RULES
+    extend: tuple[str, ...] = ()  # modules imported first for the oracles they register (for the reproduce line)
 
 
 @dataclass(frozen=True, slots=True)
