@@ -40,3 +40,23 @@ def test_compact_once_checks_the_protocol_name():
     with pytest.raises(InvalidArgument, match="protocol='chat'; expected one of messages, rich"):
         compact_once(lambda r: "x", request, protocol="chat")
     assert isinstance(compact_once(lambda m, b: m, request), CompactionResult)
+
+
+def test_compact_once_is_the_same_call_as_the_cli_s():
+    """A team's own tests see input mutation and exceptions the way a CLI run does."""
+    from harness import InfraError
+
+    request = request_for(Transcript((Turn(Role.USER, "hi"),)), 1, 10)
+
+    def mutates(messages, budget):
+        messages[0]["content"] = "rewritten"
+        return "summary"
+
+    def raises(messages, budget):
+        raise ValueError("quota")
+
+    with pytest.raises(InfraError, match="mutated-input: the summarizer modified the messages it was given"):
+        compact_once(mutates, request)
+    with pytest.raises(InfraError, match="exception: the summarizer raised ValueError: quota") as info:
+        compact_once(raises, request)
+    assert isinstance(info.value.__cause__, ValueError)  # the team's own traceback is kept

@@ -197,13 +197,13 @@ def _check_paths(args) -> None:
         output_dir(args.cache_dir, option="--cache-dir")
 
 
-def _finish(result: RunResult, args, saver: CorpusSaver) -> int:
+def _finish(result: RunResult, args, saver: CorpusSaver | None = None) -> int:
     """Print the report, then write the JSON; a failed write is reported without masking the verdict."""
     print(render_text(result))
     code = result.exit_code
-    if saver.directory is not None:
+    if saver is not None and saver.directory is not None:
         print(f"corpus {saver.directory}: {saver.saved} new entr{'y' if saver.saved == 1 else 'ies'}")
-    problems = list(saver.errors)
+    problems = list(saver.errors) if saver is not None else []
     if args.report_json:
         try:
             write_json(result, args.report_json)
@@ -292,8 +292,7 @@ def _shrink(args) -> int:
     else:
         transcript = transcript_from_dict(data, source=args.file)
     config = _config(args, transcript_file=args.file)
-    saver = CorpusSaver(None, summarizer=config.summarizer, budget=config.budget)
-    return _finish(shrink_transcript(transcript, config), args, saver)
+    return _finish(shrink_transcript(transcript, config), args)
 
 
 def _oracles(args) -> int:

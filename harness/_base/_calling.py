@@ -53,7 +53,7 @@ def call_once(fn: Callable[..., Any], protocol: str, request: CompactionRequest,
         frames = traceback.extract_tb(exc.__traceback__)
         where = f" (at {Path(frames[-1].filename).name}:{frames[-1].lineno})" if frames else ""
         raise InfraError("exception", f"the summarizer raised {type(exc).__name__}: "
-                                      f"{_clip(redact(valid_text(str(exc))))}{where}") from None
+                                      f"{_clip(redact(valid_text(str(exc))))}{where}") from exc
     try:
         data = result_to_dict(result_from_return(value))
     except MalformedResult as exc:

@@ -7,7 +7,8 @@ from typing import Any
 
 from harness._base._errors import InvalidArgument
 from harness._base._model import Transcript, live_facts
-from harness._base._protocol import PROTOCOLS, CompactionRequest, CompactionResult, resolve_protocol, result_from_return
+from harness._base._calling import call_once
+from harness._base._protocol import PROTOCOLS, CompactionRequest, CompactionResult, resolve_protocol, result_from_dict
 
 __all__ = ["request_for", "compact_once"]
 
@@ -21,11 +22,12 @@ def compact_once(summarize: Callable[..., Any], request: CompactionRequest, *,
                  protocol: str | None = None) -> CompactionResult:
     """Call ``summarize`` the way its protocol says and return a normalised result.
 
+    The same call as the CLI's (``call_once``): a summarizer that raises, returns
+    garbage or mutates its input raises ``InfraError`` (chained to its own
+    exception), so a team's ``@given`` test and a nightly run judge it alike.
     ``protocol`` None means the function's own ``compaction_protocol``, else messages.
     """
     if protocol is not None and protocol not in PROTOCOLS:
         raise InvalidArgument(f"protocol={protocol!r}; expected one of {', '.join(PROTOCOLS)}")
     protocol = resolve_protocol(summarize, protocol, option="protocol")
-    if protocol == "messages":
-        return result_from_return(summarize(request.messages(), request.budget))
-    return result_from_return(summarize(request))
+    return result_from_dict(call_once(summarize, protocol, request))
