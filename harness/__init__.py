@@ -17,6 +17,7 @@ from harness._base._errors import (
     SchemaError,
     SpecError,
 )
+from harness._base._kinds import KindDef, define_kind, defined_kinds, kind_def, undefine_kind
 from harness._base._messages import to_messages
 from harness._base._protocol import CompactionRequest, CompactionResult, LedgerEntry, result_from_return
 from harness._base._tokens import count_tokens
@@ -53,6 +54,7 @@ __all__ = [
     "HarnessError",
     "InfraError",
     "InvalidArgument",
+    "KindDef",
     "PathError",
     "SpecError",
     "Polarity",
@@ -63,11 +65,15 @@ __all__ = [
     "Transcript",
     "Turn",
     "__version__",
+    "define_kind",
+    "defined_kinds",
     "dumps",
+    "kind_def",
     "live_facts",
     "load",
     "loads",
     "to_messages",
     "transcript_from_dict",
     "transcript_to_dict",
+    "undefine_kind",
 ]

@@ -108,7 +108,7 @@ class Context:
     def ledger_entry(self, fact: Fact, **must_match: str) -> LedgerEntry | None:
         """A structured ledger entry carrying ``fact`` exactly, or None."""
         for entry in self.result.ledger or ():
-            if entry.kind != fact.kind.value or tuple(entry.literals) != fact.literals:
+            if entry.kind != str(fact.kind) or tuple(entry.literals) != fact.literals:
                 continue
             if fact.polarity is not None and entry.polarity not in (None, fact.polarity.value):
                 continue

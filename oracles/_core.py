@@ -57,7 +57,7 @@ class Finding:
     @classmethod
     def about(cls, invariant: str, fact: Fact, detail: str, *, expected: str | None = None,
               found: str | None = None, severity: Severity = Severity.VIOLATE) -> Finding:
-        return cls(invariant, severity, detail, fact.id, fact.kind.value, expected, found)
+        return cls(invariant, severity, detail, fact.id, str(fact.kind), expected, found)
 
 
 @dataclass(frozen=True)

@@ -5,20 +5,22 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from harness._base._kinds import kind_def
 from harness._base._model import FactKind, Polarity
 from oracles._context import Clause
 from oracles._core import Case, Finding, Severity, oracle
 from oracles._numbers import field_mentions, operators_in, value_mentions
 
-_LITERAL_KINDS = (FactKind.LITERAL_BINDING, FactKind.PROHIBITION, FactKind.ARTIFACT_REFERENCE)
-
 
 @oracle("literal-verbatim", reference="004, 001")
 def literal_verbatim(case: Case) -> Iterator[Finding]:
-    """Identifiers, paths, buckets, hosts and versions survive byte-exact; a near miss is named."""
+    """Identifiers, paths, buckets, hosts and versions survive byte-exact; a near miss is named.
+
+    Judges every live fact whose kind is ``verbatim`` (``KindDef``), a team's kinds included.
+    """
     ctx = case.context
     for fact in case.live:
-        if fact.kind not in _LITERAL_KINDS:
+        if not kind_def(fact.kind).verbatim:
             continue
         literal = fact.literals[0]
         if ctx.mentions(literal):

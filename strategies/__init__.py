@@ -10,6 +10,7 @@ Use them in your own ``@given`` tests::
 """
 
 from strategies._internal._expand import expand
+from strategies._internal._kinds import KindGenerator
 from strategies._internal._literals import make_literal
 from strategies._internal._skeleton import (
     PRIMARY_KINDS,
@@ -28,6 +29,7 @@ __all__ = [
     "Anchor",
     "Cut",
     "FactSpec",
+    "KindGenerator",
     "Skeleton",
     "cuts",
     "expand",

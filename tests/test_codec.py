@@ -40,7 +40,7 @@ _DELETE = object()
         ({"turns__0__role": "robot"}, "field 'turns[0].role': expected one of 'system', 'user', 'assistant', 'tool', got 'robot'"),
         ({"turns__0__text": 5}, "field 'turns[0].text': expected a string, got 5"),
         ({"turns__1__tool_calls__0__id": ""}, "field 'turns[1].tool_calls[0].id': expected a non-empty string"),
-        ({"facts__0__kind": "wish"}, "field 'facts[0].kind': expected one of"),
+        ({"facts__0__kind": "wish"}, "field 'facts[0].kind': expected a defined fact kind (one of artifact_reference,"),
         ({"facts__0__literals": ["ok", 3]}, "field 'facts[0].literals[1]': expected a non-empty string, got 3"),
         ({"facts__0__origin_turn": -1}, "field 'facts[0].origin_turn': expected an integer >= 0, got -1"),
         ({"facts__0__origin_turn": True}, "field 'facts[0].origin_turn': expected an integer, got True"),

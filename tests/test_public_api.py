@@ -23,16 +23,17 @@ def test_all_is_exactly_what_the_package_exposes(package):
 def test_harness_public_names():
     assert sorted(harness.__all__) == sorted([
         "SCHEMA_VERSION", "CompactionRequest", "CompactionViolation", "CompactionResult", "LedgerEntry", "MalformedResult", "compact_once",
-        "count_tokens", "request_for", "result_from_return", "Fact", "FactKind", "Fate", "HarnessError", "InfraError", "InvalidArgument", "PathError", "SpecError", "Polarity", "Role",
-        "SchemaError", "Status", "ToolCall", "Transcript", "Turn", "__version__", "dumps", "live_facts", "load",
-        "loads", "to_messages", "transcript_from_dict", "transcript_to_dict",
+        "count_tokens", "request_for", "result_from_return", "Fact", "FactKind", "Fate", "HarnessError", "InfraError", "InvalidArgument", "KindDef", "PathError", "SpecError", "Polarity", "Role",
+        "SchemaError", "Status", "ToolCall", "Transcript", "Turn", "__version__", "define_kind", "defined_kinds",
+        "dumps", "kind_def", "live_facts", "load", "loads", "to_messages", "transcript_from_dict", "transcript_to_dict",
+        "undefine_kind",
     ])
     assert sorted(harness.testing.__all__) == ["CompactionViolation", "assert_compaction_holds"]
 
 
 def test_strategies_public_names():
     assert sorted(strategies.__all__) == sorted([
-        "MAX_TURNS_PER_FACT", "PRIMARY_KINDS", "Anchor", "Cut", "FactSpec", "Skeleton", "cuts", "expand", "facts",
+        "MAX_TURNS_PER_FACT", "PRIMARY_KINDS", "Anchor", "Cut", "FactSpec", "KindGenerator", "Skeleton", "cuts", "expand", "facts",
         "make_literal", "skeleton_from_dict", "skeleton_to_dict", "skeletons", "transcripts",
     ])
     for name in strategies.__all__:

@@ -196,8 +196,9 @@ def test_transcripts_validate_arguments(kwargs, message):
 @pytest.mark.parametrize(
     "kwargs, message",
     [
-        ({"kinds": []}, "kinds must be a non-empty collection of FactKind, got ()"),
-        ({"kinds": ["prohibition"]}, "kinds must be a non-empty collection of FactKind"),
+        ({"kinds": []}, "kinds must be a non-empty collection of FactKind or kind names, got ()"),
+        ({"kinds": [3]}, "kinds must be a non-empty collection of FactKind or kind names, got (3,)"),
+        ({"kinds": ["prohibition", "wish"]}, "unknown fact kind 'wish'; defined: ['artifact_reference',"),
         ({"phrasings": 3}, "phrasings must be a strategy of non-negative ints, got 3"),
     ],
 )

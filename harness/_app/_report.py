@@ -70,7 +70,7 @@ def _failure_block(result: RunResult, f: Failure) -> list[str]:
     if len(t.turns) > 12:
         lines.append(f"    … {len(t.turns) - 12} more turns")
     for fact in t.facts:
-        lines.append(f"    ledger: {fact.id} {fact.kind.value} {' | '.join(fact.literals)} "
+        lines.append(f"    ledger: {fact.id} {fact.kind} {' | '.join(fact.literals)} "
                      f"(turn {fact.origin_turn}, {fact.fate.status.value})")
     if f.context:
         summary = " / ".join(m.get("content") or "" for m in f.context["messages"])

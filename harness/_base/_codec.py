@@ -8,10 +8,10 @@ from typing import Any
 
 from harness._base._errors import SchemaError
 from harness._base._files import DEFAULT_MAX_FILE_MB, read_json_file
+from harness._base._kinds import read_kind
 from harness._base._model import (
     SCHEMA_VERSION,
     Fact,
-    FactKind,
     Fate,
     Polarity,
     Role,
@@ -37,7 +37,7 @@ def _turn_to_dict(turn: Turn) -> dict[str, Any]:
 def fact_to_dict(fact: Fact) -> dict[str, Any]:
     out: dict[str, Any] = {
         "id": fact.id,
-        "kind": fact.kind.value,
+        "kind": str(fact.kind),
         "literals": list(fact.literals),
         "origin_turn": fact.origin_turn,
         "fate": {"status": fact.fate.status.value, "turn": fact.fate.turn, "by": fact.fate.by},
@@ -80,7 +80,7 @@ def _fact_from(r: Reader) -> Fact:
     return r.wrap(
         Fact,
         r.str("id", nonempty=True),
-        r.enum("kind", FactKind),
+        read_kind(r),
         r.str_list("literals", nonempty_items=True),
         r.int("origin_turn", minimum=0),
         polarity,

@@ -7,6 +7,7 @@ placed; nothing in this package ever parses it back out of prose.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from enum import StrEnum
 
@@ -24,6 +25,7 @@ __all__ = [
     "Fact",
     "Transcript",
     "live_facts",
+    "normalise_kind",
 ]
 
 SCHEMA_VERSION = 1
@@ -37,7 +39,12 @@ class Role(StrEnum):
 
 
 class FactKind(StrEnum):
-    """What a later turn will be held to. See ``Fact.details`` for per-kind keys."""
+    """The built-in kinds of what a later turn will be held to.
+
+    A team may define more (``harness.define_kind``); a fact of such a kind
+    carries its name as a plain string. See ``harness.kind_def`` for what each
+    kind is, and ``Fact.details`` for per-kind keys.
+    """
 
     COMMITMENT = "commitment"
     PROHIBITION = "prohibition"
@@ -119,7 +126,7 @@ class Fact:
     """
 
     id: str
-    kind: FactKind
+    kind: FactKind | str
     literals: tuple[str, ...]
     origin_turn: int
     polarity: Polarity | None = None
@@ -127,6 +134,7 @@ class Fact:
     details: tuple[tuple[str, str], ...] = ()
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "kind", normalise_kind(self.kind, f"fact {self.id!r}"))
         if not self.literals or any(not lit for lit in self.literals):
             raise InvalidArgument(f"fact {self.id!r} needs at least one non-empty literal")
         if self.fate.turn is not None and self.fate.turn < self.origin_turn:
@@ -147,6 +155,23 @@ class Fact:
         if self.origin_turn >= boundary:
             return False
         return self.fate.turn is None or self.fate.turn >= boundary
+
+
+_KIND_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
+_BUILT_IN_KINDS = {k.value: k for k in FactKind}
+
+
+def normalise_kind(kind: object, owner: str) -> FactKind | str:
+    """A built-in kind as its ``FactKind``; a team's kind as its snake_case name.
+
+    Whether a team's kind is defined is checked where facts are loaded and
+    judged (``harness.kind_def``), not here: the model has no registry.
+    """
+    if isinstance(kind, str) and kind in _BUILT_IN_KINDS:
+        return _BUILT_IN_KINDS[kind]
+    if not isinstance(kind, str) or not _KIND_NAME.match(kind):
+        raise InvalidArgument(f"{owner}: kind={kind!r} must be a FactKind or a snake_case kind name")
+    return kind
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from harness._base._model import Fact, FactKind, Role, Turn
+from harness._base._kinds import kind_def
+from harness._base._model import Fact, Role, Turn
 from harness._base._protocol import CompactionRequest, CompactionResult
 
 __all__ = ["state", "Renderer", "prose_result", "narrative"]
@@ -13,35 +14,8 @@ Renderer = Callable[[Fact], str]
 
 
 def state(fact: Fact) -> str:
-    """One sentence that carries ``fact`` by reference: literals byte-exact, negation first-class."""
-    d = fact.detail
-    lit = fact.literals[0]
-    match fact.kind:
-        case FactKind.PROHIBITION:
-            return f"Never use {lit}."
-        case FactKind.LITERAL_BINDING:
-            return f"Use {lit} for the {d('category') or 'target'}."
-        case FactKind.THRESHOLD:
-            return f"{lit} {d('operator')} {fact.literals[1]}."
-        case FactKind.COMMITMENT:
-            return f"Pending: {d('action')} {d('noun')} {lit} once {d('trigger')}."
-        case FactKind.IN_FLIGHT_CALL:
-            return f"Tool call {lit} ({d('name')}) is still in flight: UNRESOLVED."
-        case FactKind.UNRESOLVED_ERROR:
-            return f"Unresolved error {lit} ({d('exception')}) from {d('name')}."
-        case FactKind.NEGATIVE_FACT:
-            return f"Approach {lit} was {d('disposition')}; do not propose it again."
-        case FactKind.ARTIFACT_REFERENCE:
-            return f"Existing {d('what')}: {lit} (reuse it)."
-        case FactKind.GATING_FIELD:
-            return f"Gating config {lit}: {fact.literals[1]} (holds before we {d('write')})."
-        case FactKind.SUPERSESSION if d("field"):
-            return f"{d('field')} {d('operator') or '='} {fact.literals[1]} (changed from {d('old')})."
-        case FactKind.SUPERSESSION:
-            return f"Use {lit} now; it replaced {d('old')}."
-        case FactKind.RETRACTION:
-            return f"Withdrawn: the earlier rule on {lit} no longer applies."
-    raise AssertionError(fact.kind)
+    """One sentence that carries ``fact`` by reference: its kind's own statement (``KindDef.statement``)."""
+    return kind_def(fact.kind).statement(fact)
 
 
 def narrative(request: CompactionRequest) -> str:

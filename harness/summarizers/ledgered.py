@@ -7,23 +7,18 @@ verbatim into a structured ledger that is never itself summarized.
 
 from __future__ import annotations
 
-from harness._base._model import Fact, FactKind, Role, Turn
+from harness._base._kinds import kind_def
+from harness._base._model import Fact, Role, Turn
 from harness._base._protocol import CompactionRequest, CompactionResult, LedgerEntry
 from harness.summarizers._render import narrative
 
-_KEPT_DETAILS = {
-    FactKind.THRESHOLD: ("operator",),
-    FactKind.NEGATIVE_FACT: ("disposition",),
-    FactKind.SUPERSESSION: ("field", "old", "operator"),
-    FactKind.IN_FLIGHT_CALL: ("name",),
-}
-
 
 def entry_for(fact: Fact) -> LedgerEntry:
-    keys = _KEPT_DETAILS.get(fact.kind, ())
+    """The fact verbatim, with the details its kind says a ledger keeps (``KindDef.ledger_details``)."""
+    keys = kind_def(fact.kind).ledger_details
     details = tuple((k, v) for k, v in fact.details if k in keys)
     return LedgerEntry(
-        kind=fact.kind.value,
+        kind=str(fact.kind),
         literals=fact.literals,
         polarity=fact.polarity.value if fact.polarity else None,
         status="open",

@@ -1,30 +1,24 @@
 """Expand a skeleton into a full transcript and its ledger, deterministically.
 
-Obligation turns are rendered from the skeleton's facts; the filler between
-them comes from ``_filler`` seeded with ``skeleton.seed``. The ledger is
-written here, while each turn is placed, never recovered from the text.
+Obligation turns are written by each fact kind's generator (``_kinds``); the
+filler between them comes from ``_filler`` seeded with ``skeleton.seed``. The
+ledger is written here, while each turn is placed, never recovered from the text.
 """
 
 from __future__ import annotations
 
-import hashlib
 from bisect import bisect_left
 from dataclasses import dataclass, field
 
-from harness._base._model import Fact, FactKind, Fate, Polarity, Role, Status, ToolCall, Transcript, Turn
+from harness._base._errors import InvalidArgument
+from harness._base._kinds import kind_def
+from harness._base._model import Fact, FactKind, Fate, Role, Status, Transcript, Turn
 from strategies._internal import _phrasing as P
 from strategies._internal._filler import filler_units
+from strategies._internal._kinds import KindGenerator, generator_for
 from strategies._internal._skeleton import Anchor, FactSpec, Skeleton
 
 __all__ = ["expand", "event_turn_count"]
-
-_POLARITY = {
-    FactKind.PROHIBITION: Polarity.FORBID,
-    FactKind.LITERAL_BINDING: Polarity.REQUIRE,
-    FactKind.THRESHOLD: Polarity.REQUIRE,
-    FactKind.COMMITMENT: Polarity.REQUIRE,
-    FactKind.GATING_FIELD: Polarity.REQUIRE,
-}
 
 # Phases order events anchored at the same place: a fact is stated before it is
 # restated, and restated before its fate.
@@ -43,105 +37,29 @@ class _Event:
     placed_at: int = field(default=-1)
 
 
-def _derived_id(seed_text: str, n: int) -> str:
-    """A call id for helper calls, shaped like a fact's but never equal to or inside one."""
-    digest = hashlib.sha256(f"{seed_text}#{n}".encode()).hexdigest()
-    return "call_" + digest[:12]
-
-
-def _bound(spec: FactSpec, value: str, variant: int) -> str:
-    forms = P.BOUND_FORMS[spec.param("operator")]
-    return P.pick(forms, variant).format(v=value)
-
-
 def _origin_event(i: int, spec: FactSpec) -> _Event:
-    k, lit, ph = spec.kind, spec.literals[0], spec.phrasing
-    if k is FactKind.PROHIBITION:
-        text = P.pick(P.PROHIBITIONS, ph).format(lit=lit)
-        allowed = spec.param("allowed")
-        if allowed:
-            text = P.pick(P.BINDINGS, ph).format(lit=allowed, category=spec.param("category")) + " " + text
-        if (ph // len(P.PROHIBITIONS)) % 2:
-            text += P.pick(P.PREFERENCE_DECOYS, ph)
-        return _Event(i, _ORIGIN, (Turn(Role.USER, text),))
-    if k is FactKind.LITERAL_BINDING:
-        return _Event(i, _ORIGIN, (Turn(Role.USER, P.pick(P.BINDINGS, ph).format(lit=lit, category=spec.param("category"))),))
-    if k is FactKind.THRESHOLD:
-        text = P.pick(P.THRESHOLD_FRAMES, ph).format(field=lit, bound=_bound(spec, spec.literals[1], ph))
-        return _Event(i, _ORIGIN, (Turn(Role.USER, text),))
-    if k is FactKind.COMMITMENT:
-        text = P.pick(P.COMMITMENTS, ph).format(
-            action=spec.param("action"), noun=spec.param("noun"), lit=lit, trigger=spec.param("trigger")
-        )
-        return _Event(i, _ORIGIN, (Turn(Role.ASSISTANT, text),))
-    if k is FactKind.IN_FLIGHT_CALL:
-        name = spec.param("name")
-        siblings = [ToolCall(_derived_id(lit, n), name, spec.param("arguments")) for n in range(int(spec.param("parallel", "0")))]
-        call = ToolCall(lit, name, spec.param("arguments"))
-        start = Turn(Role.ASSISTANT, P.pick(P.CALL_STARTS, ph).format(name=name), tool_calls=(call, *siblings))
-        results = tuple(
-            Turn(Role.TOOL, P.pick(P.CALL_RESULTS, ph + n + 1).format(name=name), tool_call_id=s.id)
-            for n, s in enumerate(siblings)
-        )
-        return _Event(i, _ORIGIN, (start, *results))
-    if k is FactKind.UNRESOLVED_ERROR:
-        name = spec.param("name")
-        call = ToolCall(_derived_id(lit, 0), name, "{}")
-        text = P.pick(P.ERROR_RESULTS, ph).format(lit=lit, exc=spec.param("exception"), name=name)
-        return _Event(i, _ORIGIN, (Turn(Role.ASSISTANT, "", tool_calls=(call,)), Turn(Role.TOOL, text, tool_call_id=call.id)), anchor=1)
-    if k is FactKind.NEGATIVE_FACT:
-        disposition = spec.param("disposition")
-        role = Role.USER if disposition == "rejected" else Role.ASSISTANT
-        return _Event(i, _ORIGIN, (Turn(role, P.pick(P.NEGATIVE_FACTS[disposition], ph).format(lit=lit)),))
-    if k is FactKind.ARTIFACT_REFERENCE:
-        return _Event(i, _ORIGIN, (Turn(Role.ASSISTANT, P.pick(P.ARTIFACTS, ph).format(lit=lit, what=spec.param("what"))),))
-    if k is FactKind.GATING_FIELD:
-        call = ToolCall(_derived_id(lit, 0), "read_file", '{"path": "settings"}')
-        config = P.pick(P.GATING_CONFIGS, ph).format(field=lit, value=spec.literals[1])
-        plan = f"Config read. Next I will {spec.param('write')}."
-        turns = (
-            Turn(Role.ASSISTANT, "", tool_calls=(call,)),
-            Turn(Role.TOOL, config, tool_call_id=call.id),
-            Turn(Role.ASSISTANT, plan),
-        )
-        return _Event(i, _ORIGIN, turns, anchor=1)
-    raise AssertionError(f"unhandled kind {k}")  # FactSpec validation makes this unreachable
+    generator = generator_for(spec.kind)
+    turns = tuple(generator.state(spec))
+    if not turns or not 0 <= generator.anchor < len(turns):
+        raise InvalidArgument(f"the {spec.kind} generator stated it in {len(turns)} turn(s) with anchor={generator.anchor}")
+    return _Event(i, _ORIGIN, turns, anchor=generator.anchor)
 
 
 def _fate_event(i: int, spec: FactSpec) -> _Event | None:
-    k, lit, ph, fate = spec.kind, spec.literals[0], spec.phrasing, spec.fate
-    if fate is Status.OPEN:
+    if spec.fate is Status.OPEN:
         return None
-    if fate is Status.RETRACTED:
-        return _Event(i, _FATE, (Turn(Role.USER, P.pick(P.RETRACTIONS, ph).format(lit=lit)),))
-    if fate is Status.FULFILLED:
-        text = P.pick(P.FULFILMENTS, ph).format(past=spec.param("past"), noun=spec.param("noun"), lit=lit)
-        return _Event(i, _FATE, (Turn(Role.ASSISTANT, text),))
-    if fate is Status.RESOLVED and k is FactKind.IN_FLIGHT_CALL:
-        text = P.pick(P.CALL_RESULTS, ph).format(name=spec.param("name"))
-        return _Event(i, _FATE, (Turn(Role.TOOL, text, tool_call_id=lit),))
-    if fate is Status.RESOLVED:
-        text = P.pick(P.ERROR_FIXES, ph).format(lit=lit, name=spec.param("name"))
-        return _Event(i, _FATE, (Turn(Role.ASSISTANT, text),))
-    new = spec.param("replacement")
-    if k is FactKind.THRESHOLD:
-        text = P.pick(P.THRESHOLD_SUPERSESSIONS, ph).format(
-            field=lit, old=spec.literals[1], new=new, bound=_bound(spec, new, ph + 1)
-        )
-    elif k is FactKind.LITERAL_BINDING:
-        text = P.pick(P.BINDING_SUPERSESSIONS, ph).format(old=lit, new=new, category=spec.param("category"))
-    else:
-        text = P.pick(P.GATING_SUPERSESSIONS, ph).format(field=lit, old=spec.literals[1], new=new)
-    return _Event(i, _FATE, (Turn(Role.USER, text),))
+    if spec.fate is Status.RETRACTED:  # withdrawn the same way whatever the kind
+        return _Event(i, _FATE, (Turn(Role.USER, P.pick(P.RETRACTIONS, spec.phrasing).format(lit=spec.literals[0])),))
+    turns = tuple(generator_for(spec.kind).fate(spec))
+    if not turns:
+        raise InvalidArgument(f"the {spec.kind} generator wrote no turns for fate {spec.fate.value!r}")
+    return _Event(i, _FATE, turns)
 
 
 def _restate_event(i: int, spec: FactSpec) -> _Event | None:
-    if spec.kind is not FactKind.THRESHOLD or spec.param("restate") != "yes":
-        return None
-    text = P.pick(P.THRESHOLD_RESTATEMENTS, spec.phrasing).format(
-        field=spec.literals[0], bound=_bound(spec, spec.literals[1], spec.phrasing + 2)
-    )
-    return _Event(i, _RESTATE, (Turn(Role.USER, text),))
+    restate = generator_for(spec.kind).restate
+    turns = tuple(restate(spec)) if restate is not None else ()
+    return _Event(i, _RESTATE, turns) if turns else None
 
 
 def _events(skeleton: Skeleton) -> list[list[_Event]]:
@@ -180,50 +98,45 @@ def _anchors(events: list[list[_Event]]) -> list[tuple[int, int | None]]:
 
 
 def _ledger(skeleton: Skeleton, anchors: list[tuple[int, int | None]]) -> list[Fact]:
+    """The ground truth, written from the plan and where its turns landed."""
     facts: list[Fact] = []
     for i, (spec, (origin, fate_turn)) in enumerate(zip(skeleton.facts, anchors)):
         base = f"F{i}"
-        details = dict(spec.params)
-        for transient in ("restate", "replacement", "parallel", "allowed"):
-            details.pop(transient, None)
-        if spec.kind is FactKind.THRESHOLD:
-            details.update(field=spec.literals[0], value=spec.literals[1])
-        if spec.kind is FactKind.GATING_FIELD:
-            details.update(field=spec.literals[0], value=spec.literals[1])
-        if spec.kind is FactKind.COMMITMENT:
-            details["object"] = spec.literals[0]
+        generator = generator_for(spec.kind)
+        details = generator.details(spec) if generator.details else _without_replacement(spec)
         by = None
         if spec.fate is Status.RETRACTED:
             by = f"{base}.retraction"
         elif spec.fate is Status.SUPERSEDED:
             by = f"{base}.supersession"
         fate = Fate() if fate_turn is None else Fate(spec.fate, fate_turn, by)
-        facts.append(
-            Fact(base, spec.kind, spec.literals, origin, _POLARITY.get(spec.kind), fate, tuple(sorted(details.items())))
-        )
-        allowed = spec.param("allowed")
-        if allowed:
-            facts.append(
-                Fact(f"{base}.allowed", FactKind.LITERAL_BINDING, (allowed,), origin, Polarity.REQUIRE, Fate(),
-                     (("category", spec.param("category")),))
-            )
+        facts.append(Fact(base, spec.kind, spec.literals, origin, kind_def(spec.kind).polarity, fate, _sorted(details)))
+        for suffix, kind, literals, extra in (generator.companions(spec) if generator.companions else ()):
+            facts.append(Fact(f"{base}.{suffix}", kind, tuple(literals), origin, kind_def(kind).polarity, Fate(),
+                              _sorted(extra)))
         if by is not None and fate_turn is not None:
-            facts.append(_event_fact(by, spec, base, fate_turn))
+            facts.append(_event_fact(by, spec, generator, base, fate_turn))
     return facts
 
 
-def _event_fact(fact_id: str, spec: FactSpec, target: str, turn: int) -> Fact:
+def _sorted(details: dict[str, str]) -> tuple[tuple[str, str], ...]:
+    return tuple(sorted(details.items()))
+
+
+def _without_replacement(spec: FactSpec) -> dict[str, str]:
+    return {k: v for k, v in spec.params if k != "replacement"}
+
+
+def _event_fact(fact_id: str, spec: FactSpec, generator: KindGenerator, target: str, turn: int) -> Fact:
+    """The retraction or supersession that ends ``target``, as a fact of its own."""
     if spec.fate is Status.RETRACTED:
         return Fact(fact_id, FactKind.RETRACTION, (spec.literals[0],), turn, None, Fate(), (("target", target),))
-    new = spec.param("replacement")
-    if spec.kind is FactKind.LITERAL_BINDING:
-        details = {"target": target, "old": spec.literals[0], "category": spec.param("category")}
-        return Fact(fact_id, FactKind.SUPERSESSION, (new,), turn, Polarity.REQUIRE, Fate(), tuple(sorted(details.items())))
-    details = {"target": target, "field": spec.literals[0], "old": spec.literals[1], "value": new}
-    if spec.kind is FactKind.THRESHOLD:
-        details["operator"] = spec.param("operator")
-    return Fact(fact_id, FactKind.SUPERSESSION, (spec.literals[0], new), turn, Polarity.REQUIRE, Fate(),
-                tuple(sorted(details.items())))
+    if generator.replaced_by is not None:
+        literals, details = generator.replaced_by(spec)
+    else:
+        literals, details = (spec.param("replacement"),), {"old": spec.literals[0]}
+    return Fact(fact_id, FactKind.SUPERSESSION, tuple(literals), turn, kind_def(FactKind.SUPERSESSION).polarity,
+                Fate(), _sorted({**details, "target": target}))
 
 
 def _cut_points(skeleton: Skeleton, facts_by_spec: list[tuple[int, int | None]], n: int) -> tuple[int, ...]:

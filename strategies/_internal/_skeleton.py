@@ -15,13 +15,13 @@ from enum import StrEnum
 from typing import Any
 
 from harness._base._errors import InvalidArgument
-from harness._base._model import FactKind, Status
+from harness._base._kinds import kind_def, placed_kinds, read_kind
+from harness._base._model import FactKind, Status, normalise_kind
 from harness._base._schema import Reader, check_version
 
 __all__ = [
     "SKELETON_VERSION",
     "PRIMARY_KINDS",
-    "FATES",
     "Anchor",
     "Cut",
     "FactSpec",
@@ -32,47 +32,10 @@ __all__ = [
 
 SKELETON_VERSION = 1
 
-# Kinds a spec can place directly. Retractions and supersessions are events that
-# happen *to* one of these, so they appear as fates instead.
-PRIMARY_KINDS = (
-    FactKind.PROHIBITION,
-    FactKind.LITERAL_BINDING,
-    FactKind.THRESHOLD,
-    FactKind.COMMITMENT,
-    FactKind.IN_FLIGHT_CALL,
-    FactKind.UNRESOLVED_ERROR,
-    FactKind.NEGATIVE_FACT,
-    FactKind.ARTIFACT_REFERENCE,
-    FactKind.GATING_FIELD,
-)
-
-# What may later happen to each primary kind; OPEN first so shrinking prefers it.
-FATES: dict[FactKind, tuple[Status, ...]] = {
-    FactKind.PROHIBITION: (Status.OPEN, Status.RETRACTED),
-    FactKind.LITERAL_BINDING: (Status.OPEN, Status.RETRACTED, Status.SUPERSEDED),
-    FactKind.THRESHOLD: (Status.OPEN, Status.RETRACTED, Status.SUPERSEDED),
-    FactKind.COMMITMENT: (Status.OPEN, Status.FULFILLED, Status.RETRACTED),
-    FactKind.IN_FLIGHT_CALL: (Status.OPEN, Status.RESOLVED),
-    FactKind.UNRESOLVED_ERROR: (Status.OPEN, Status.RESOLVED),
-    FactKind.NEGATIVE_FACT: (Status.OPEN,),
-    FactKind.ARTIFACT_REFERENCE: (Status.OPEN,),
-    FactKind.GATING_FIELD: (Status.OPEN, Status.SUPERSEDED),
-}
-
-# Parameters each kind needs in ``FactSpec.params`` (others are optional).
-REQUIRED_PARAMS: dict[FactKind, tuple[str, ...]] = {
-    FactKind.PROHIBITION: ("category",),
-    FactKind.LITERAL_BINDING: ("category",),
-    FactKind.THRESHOLD: ("operator",),
-    FactKind.COMMITMENT: ("action", "noun", "past", "trigger"),
-    FactKind.IN_FLIGHT_CALL: ("name", "arguments"),
-    FactKind.UNRESOLVED_ERROR: ("name", "exception"),
-    FactKind.NEGATIVE_FACT: ("disposition",),
-    FactKind.ARTIFACT_REFERENCE: ("what",),
-    FactKind.GATING_FIELD: ("write",),
-}
-
-LITERAL_COUNT = {FactKind.THRESHOLD: 2, FactKind.GATING_FIELD: 2}
+# The built-in kinds a spec can place directly, in the order the default strategy
+# offers them. Retractions and supersessions happen *to* one of these, so they
+# appear as fates instead. What each kind allows is its ``harness.KindDef``.
+PRIMARY_KINDS = tuple(FactKind(k.name) for k in placed_kinds() if k.name in {b.value for b in FactKind})
 
 
 class Anchor(StrEnum):
@@ -107,7 +70,7 @@ class FactSpec:
     happens. ``params`` holds kind-specific words, sorted (key, value) pairs.
     """
 
-    kind: FactKind
+    kind: FactKind | str
     literals: tuple[str, ...]
     params: tuple[tuple[str, str], ...] = ()
     phrasing: int = 0
@@ -116,22 +79,24 @@ class FactSpec:
     fate_delay: int = 0
 
     def __post_init__(self) -> None:
-        if self.kind not in FATES:
-            raise InvalidArgument(f"kind={self.kind.value!r} is not placed directly; use it as a fate of a primary kind")
-        if self.fate not in FATES[self.kind]:
-            allowed = ", ".join(s.value for s in FATES[self.kind])
-            raise InvalidArgument(f"a {self.kind.value} cannot have fate={self.fate.value!r}; expected one of {allowed}")
-        want = LITERAL_COUNT.get(self.kind, 1)
+        object.__setattr__(self, "kind", normalise_kind(self.kind, "FactSpec"))
+        definition = kind_def(self.kind)
+        if not definition.placed:
+            raise InvalidArgument(f"kind={definition.name!r} is not placed directly; use it as a fate of a primary kind")
+        if self.fate not in definition.fates:
+            allowed = ", ".join(s.value for s in definition.fates)
+            raise InvalidArgument(f"a {definition.name} cannot have fate={self.fate.value!r}; expected one of {allowed}")
+        want = definition.literal_count
         if len(self.literals) != want or not all(self.literals):
-            raise InvalidArgument(f"a {self.kind.value} needs {want} non-empty literal(s), got {self.literals!r}")
+            raise InvalidArgument(f"a {definition.name} needs {want} non-empty literal(s), got {self.literals!r}")
         keys = dict(self.params)
         if list(self.params) != sorted(keys.items()):
             raise InvalidArgument("params must be unique keys in sorted order")
-        missing = [k for k in REQUIRED_PARAMS[self.kind] if k not in keys]
+        missing = [k for k in definition.params if k not in keys]
         if self.fate is Status.SUPERSEDED and "replacement" not in keys:
             missing.append("replacement")
         if missing:
-            raise InvalidArgument(f"a {self.kind.value} needs params {missing}")
+            raise InvalidArgument(f"a {definition.name} needs params {missing}")
         for name in ("phrasing", "position", "fate_delay"):
             value = getattr(self, name)
             if value < 0 or (name != "phrasing" and value > 1000):
@@ -163,7 +128,7 @@ def skeleton_to_dict(skeleton: Skeleton) -> dict[str, Any]:
         "length": skeleton.length,
         "facts": [
             {
-                "kind": f.kind.value,
+                "kind": str(f.kind),
                 "literals": list(f.literals),
                 "params": dict(f.params),
                 "phrasing": f.phrasing,
@@ -184,7 +149,7 @@ def skeleton_from_dict(data: Any, *, source: str = "<document>") -> Skeleton:
     specs = tuple(
         f.wrap(
             FactSpec,
-            f.enum("kind", FactKind),
+            read_kind(f),
             f.str_list("literals", nonempty_items=True),
             tuple(sorted(f.str_map("params").items())),
             f.int("phrasing", default=0, minimum=0),

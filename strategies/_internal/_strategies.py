@@ -7,146 +7,77 @@ earlier positions, plainer phrasing, simpler literals.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Collection
 
 from hypothesis import assume
 from hypothesis import strategies as st
 
 from harness._base._errors import InvalidArgument
+from harness._base._kinds import defined_kinds, kind_def, placed_kinds
 from harness._base._model import FactKind, Status, Transcript
-from strategies._internal import _phrasing as P
 from strategies._internal._expand import event_turn_count, expand
-from strategies._internal._literals import GATING_FIELDS, make_literal
-from strategies._internal._skeleton import FATES, PRIMARY_KINDS, Anchor, Cut, FactSpec, Skeleton
+from strategies._internal._kinds import generator_for, has_generator
+from strategies._internal._skeleton import Anchor, Cut, FactSpec, Skeleton
 
 __all__ = ["facts", "cuts", "skeletons", "transcripts", "MAX_TURNS_PER_FACT"]
 
 # The most turns one spec can take (gating: call, config, plan; plus its fate).
 MAX_TURNS_PER_FACT = 4
 
-_LITERAL_SEEDS = st.integers(0, 2**16 - 1)
-_EXCEPTIONS = ("TimeoutError", "PermissionError", "ConnectionResetError", "ValueError", "OSError")
-_OPERATORS = ("<=", ">=", "<", ">", "==")
-# Commitment noun -> the literal category its object is drawn from.
-_OBJECT_CATEGORY = {"migration": "migration", "release": "version", "table": "migration", "key": "service", "change": "ticket"}
 
-
-def _literal(draw, category: str) -> str:
-    return make_literal(category, draw(_LITERAL_SEEDS))
-
-
-def _distinct_literal(draw, category: str, other: str) -> str:
-    """A second literal of ``category`` that differs from ``other`` (neighbouring seeds first)."""
-    seed = draw(_LITERAL_SEEDS)
-    for bump in range(1, 9):
-        value = make_literal(category, seed + bump)
-        if value != other:
-            return value
-    return other.rstrip("/") + "-2"
-
-
-def _kind_fields(draw, kind: FactKind, fate: Status) -> tuple[tuple[str, ...], dict[str, str]]:
-    """The literals and params of one fact of ``kind``."""
-    if kind is FactKind.PROHIBITION:
-        category = draw(st.sampled_from(("bucket", "host", "service", "path")))
-        lit = _literal(draw, category)
-        params = {"category": category}
-        if draw(st.booleans()):  # "use A, never B": a binding and a prohibition in one turn
-            params["allowed"] = _distinct_literal(draw, category, lit)
-        return (lit,), params
-    if kind is FactKind.LITERAL_BINDING:
-        category = draw(st.sampled_from(("bucket", "host", "ticket", "version", "service", "path")))
-        lit = _literal(draw, category)
-        params = {"category": category}
-        if fate is Status.SUPERSEDED:
-            params["replacement"] = _distinct_literal(draw, category, lit)
-        return (lit,), params
-    if kind is FactKind.THRESHOLD:
-        field = _literal(draw, "field")
-        value = draw(st.integers(1, 64))
-        params = {"operator": draw(st.sampled_from(_OPERATORS))}
-        if draw(st.booleans()):
-            params["restate"] = "yes"
-        if fate is Status.SUPERSEDED:
-            params["replacement"] = str(value + draw(st.integers(1, 16)))
-        return (field, str(value)), params
-    if kind is FactKind.COMMITMENT:
-        action, noun, past = draw(st.sampled_from(P.COMMITMENT_ACTIONS))
-        trigger = draw(st.sampled_from(P.COMMITMENT_TRIGGERS))
-        return (_literal(draw, _OBJECT_CATEGORY[noun]),), {"action": action, "noun": noun, "past": past, "trigger": trigger}
-    if kind is FactKind.IN_FLIGHT_CALL:
-        target = _literal(draw, "service")
-        return (_literal(draw, "call_id"),), {
-            "name": draw(st.sampled_from(P.CALL_TOOLS)),
-            "arguments": json.dumps({"target": target}),
-            "parallel": str(draw(st.integers(0, 2))),
-        }
-    if kind is FactKind.UNRESOLVED_ERROR:
-        return (_literal(draw, "error_code"),), {
-            "name": draw(st.sampled_from(P.ERROR_CALLS)),
-            "exception": draw(st.sampled_from(_EXCEPTIONS)),
-        }
-    if kind is FactKind.NEGATIVE_FACT:
-        disposition = draw(st.sampled_from(tuple(P.NEGATIVE_FACTS)))
-        return (_literal(draw, "approach"),), {"disposition": disposition}
-    if kind is FactKind.ARTIFACT_REFERENCE:
-        return (_literal(draw, "path"),), {"what": draw(st.sampled_from(P.ARTIFACT_KINDS))}
-    if kind is FactKind.GATING_FIELD:
-        field, values = draw(st.sampled_from(GATING_FIELDS))
-        value = draw(st.sampled_from(values))
-        params = {"write": draw(st.sampled_from(P.GATING_WRITES))}
-        if fate is Status.SUPERSEDED:
-            params["replacement"] = next(v for v in values if v != value)
-        return (field, value), params
-    raise InvalidArgument(f"kind={kind.value!r} cannot be placed directly")
-
-
-def _plan(kinds: Collection[FactKind]) -> tuple[tuple[FactKind, ...], frozenset[Status]]:
-    """Primary kinds to draw and the fates allowed, from a user's ``kinds``."""
-    wanted = set(kinds)
+def _plan(kinds: Collection[str]) -> tuple[tuple[str, ...], frozenset[Status]]:
+    """Placed kinds to draw and the fates allowed, from a user's ``kinds``."""
+    wanted = {str(k) for k in kinds}
     events = {Status.RETRACTED: FactKind.RETRACTION, Status.SUPERSEDED: FactKind.SUPERSESSION}
-    primaries = tuple(k for k in PRIMARY_KINDS if k in wanted)
+    placed = placed_kinds()
+    fates_of = {d.name: d.fates for d in placed}
+    primaries = tuple(d.name for d in placed if d.name in wanted)
     if primaries:
-        fates = {s for k in primaries for s in FATES[k] if s not in events or events[s] in wanted}
+        fates = {s for k in primaries for s in fates_of[k] if s not in events or events[s] in wanted}
         return primaries, frozenset(fates)
     # Only retraction / supersession asked for: place kinds that can undergo them, and make them happen.
     fates = frozenset(s for s, k in events.items() if k in wanted)
-    return tuple(k for k in PRIMARY_KINDS if fates & set(FATES[k])), fates
+    return tuple(d.name for d in placed if fates & set(d.fates)), fates
 
 
 def facts(
     *,
-    kinds: Collection[FactKind] = tuple(FactKind),
+    kinds: Collection[FactKind | str] | None = None,
     phrasings: st.SearchStrategy[int] | None = None,
 ) -> st.SearchStrategy[FactSpec]:
     """Planned facts of the given kinds, with Faker literals and varied phrasing.
 
+    By default every defined kind the strategies can write: the built-in ones
+    and each of a team's kinds that carries a generator.
+
     ``kinds`` may include RETRACTION and SUPERSESSION, which happen *to* an
-    earlier fact (a threshold that changes, a prohibition withdrawn).
+    earlier fact (a threshold that changes, a prohibition withdrawn), and the
+    names of a team's own kinds (``harness.define_kind``).
     Shrinks towards the first kind listed, an open fate, the earliest position,
     phrasing 0 and the canonical literal of each category.
     """
-    kinds = tuple(kinds)
-    bad = [k for k in kinds if not isinstance(k, FactKind)]
-    if not kinds or bad:
-        raise InvalidArgument(f"kinds must be a non-empty collection of FactKind, got {kinds!r}")
+    kinds = _generated_kinds() if kinds is None else tuple(kinds)
+    if not kinds or not all(isinstance(k, str) for k in kinds):
+        raise InvalidArgument(f"kinds must be a non-empty collection of FactKind or kind names, got {kinds!r}")
+    for kind in kinds:
+        kind_def(kind)  # an unknown name fails here, naming the defined ones
     primaries, fates = _plan(kinds)
+    generators = {k: generator_for(k) for k in primaries}
     phrasing_strategy = st.integers(0, 63) if phrasings is None else phrasings
     if not isinstance(phrasing_strategy, st.SearchStrategy):
         raise InvalidArgument(f"phrasings must be a strategy of non-negative ints, got {phrasings!r}")
 
     # One flat choice of (kind, fate), open fates first: a single draw shrinks
     # better than a fate list whose length depends on the kind drawn before it.
-    choices = tuple((k, f) for f in Status for k in primaries if f in FATES[k] and f in fates)
+    choices = tuple((k, f) for f in Status for k in primaries if f in kind_def(k).fates and f in fates)
 
     @st.composite
     def _fact_specs(draw) -> FactSpec:
         kind, fate = draw(st.sampled_from(choices))
-        literals, params = _kind_fields(draw, kind, fate)
+        literals, params = generators[kind].draw(draw, fate)
         return FactSpec(
             kind=kind,
-            literals=literals,
+            literals=tuple(literals),
             params=tuple(sorted(params.items())),
             phrasing=draw(phrasing_strategy),
             position=draw(st.integers(0, 1000)),
@@ -276,6 +207,10 @@ def transcripts(
         min_turns=min_turns, max_turns=max_turns, facts=facts, min_facts=min_facts, max_facts=max_facts,
         cuts=cuts, min_cuts=min_cuts, max_cuts=max_cuts,
     ).map(expand)
+
+
+def _generated_kinds() -> tuple[str, ...]:
+    return tuple(d.name for d in defined_kinds() if not d.placed or has_generator(d.name))
 
 
 def _default_facts() -> st.SearchStrategy[FactSpec]:
