@@ -239,3 +239,25 @@ def test_every_primary_kind_fits_the_turn_budget():
     }
     for spec in worst.values():
         assert event_turn_count(Skeleton(0, 1, (spec,))) <= MAX_TURNS_PER_FACT
+
+
+@pytest.mark.parametrize("kind", PRIMARY_KINDS, ids=str)
+def test_every_fate_a_kind_allows_is_written_as_its_definition_says(kind):
+    """The KindDef is the one source: each allowed fate is reachable and lands in the ledger with its polarity."""
+    from harness import kind_def
+
+    definition = kind_def(kind)
+    seen = set()
+
+    @settings(max_examples=60, deadline=None, database=None)
+    @given(skeletons(facts=facts(kinds=[kind, FactKind.RETRACTION, FactKind.SUPERSESSION]), max_facts=1, max_turns=80))
+    def check(skeleton):
+        transcript = expand(skeleton)
+        fact = transcript.facts[0]
+        assert fact.kind is kind and len(fact.literals) == definition.literal_count
+        assert fact.polarity == definition.polarity and fact.fate.status in definition.fates
+        assert _turn_mentions(transcript.turns[fact.origin_turn], fact.literals[0])
+        seen.add(fact.fate.status)
+
+    check()
+    assert seen == set(definition.fates)

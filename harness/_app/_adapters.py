@@ -18,7 +18,7 @@ from harness._base._calling import DEFAULT_MAX_RESULT_CHARS, call_once, output_t
 from harness._base._errors import InfraError, InvalidArgument, MalformedResult, SpecError
 from harness._base._protocol import PROTOCOLS, CompactionRequest, CompactionResult, resolve_protocol, result_from_dict
 from harness._app._cache import CallCache
-from harness._app._loading import code_fingerprint, load_callable
+from harness._app._loading import code_fingerprint, load_callable, load_module
 from harness._app._redact import Redactor
 from harness._app._worker import DEFAULT_LOAD_TIMEOUT, Worker
 
@@ -33,13 +33,15 @@ class Summarizer:
     ``protocol`` None means the function's declared one (``resolve_protocol``);
     ``version`` replaces the code fingerprint in cache keys, for summarizers whose
     answers depend on more than their Python code (a prompt file, a model name).
+    ``extend`` modules are imported beside the summarizer (in its worker), so a
+    team's fact kinds are defined where it runs.
     """
 
     def __init__(self, spec: str, *, protocol: str | None = None, timeout: float = 30.0,
                  isolation: str = "process", cache: CallCache | None = None,
                  max_result_chars: int = DEFAULT_MAX_RESULT_CHARS, version: str | None = None,
                  redactor: Redactor | None = None, recorded_protocol: str | None = None,
-                 load_timeout: float = DEFAULT_LOAD_TIMEOUT):
+                 load_timeout: float = DEFAULT_LOAD_TIMEOUT, extend: tuple[str, ...] = ()):
         if protocol is not None and protocol not in PROTOCOLS:
             raise InvalidArgument(f"--protocol {protocol!r}: expected 'messages' or 'rich'")
         if isolation not in ISOLATIONS:
@@ -56,11 +58,11 @@ class Summarizer:
         self.redactor = redactor if redactor is not None else Redactor.from_environ()
         self.calls = 0
         self._worker = Worker(spec, protocol, recorded_protocol=recorded_protocol, max_result_chars=max_result_chars,
-                              load_timeout=load_timeout, redactor=self.redactor)
+                              load_timeout=load_timeout, redactor=self.redactor, extend=extend)
         if isolation == "inline":  # the team's module runs in this process only when asked to
             self._fn = load_callable(spec)
             self.protocol = resolve_protocol(self._fn, protocol, recorded=recorded_protocol)
-            fingerprint = code_fingerprint(self._fn)
+            fingerprint = code_fingerprint(self._fn, also=tuple(load_module(m) for m in extend))
         else:  # loaded in the worker, which reports how to call it: fail fast, with a clear SpecError
             self._fn = None
             try:

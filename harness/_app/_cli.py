@@ -102,8 +102,9 @@ def _add_call_options(p: argparse.ArgumentParser) -> None:
                    help="also redact this environment variable's value from everything written (repeatable; "
                         "names like *_KEY, *_TOKEN, *SECRET* are redacted anyway)")
     p.add_argument("--extend", action="append", default=[], metavar="MODULE",
-                   help="import this module (or path/to/file.py) first, for the oracles it registers with "
-                        "@oracles.oracle (repeatable)")
+                   help="import this module (or path/to/file.py) first, here and beside the summarizer, for the "
+                        "oracles it registers (@oracles.oracle) and the fact kinds it defines "
+                        "(harness.define_kind) (repeatable)")
     p.add_argument("--rules", metavar="SPEC", default=None,
                    help="module:OBJECT naming your own oracles.ProseRules (cue lists, windows, reading units)")
     p.add_argument("--quiet", action="store_true", help="no progress output (for CI logs)")
@@ -161,15 +162,19 @@ def _parser() -> argparse.ArgumentParser:
 
     corpus = sub.add_parser("corpus", help="list, add, merge or dedupe corpus entries")
     corpus_sub = corpus.add_subparsers(dest="corpus_command", metavar="ACTION", parser_class=_Parser, required=True)
-    corpus_sub.add_parser("list", help="show the entries of a corpus").add_argument("directory", metavar="DIR")
-    add = corpus_sub.add_parser("add", help="validate entry files and add them to a corpus")
+    kinds = _Parser(add_help=False)  # entries of a team's own fact kinds load once its module has defined them
+    kinds.add_argument("--extend", action="append", default=[], metavar="MODULE",
+                       help="import this module (or path/to/file.py) first, for the fact kinds it defines (repeatable)")
+    corpus_sub.add_parser("list", help="show the entries of a corpus", parents=[kinds]
+                          ).add_argument("directory", metavar="DIR")
+    add = corpus_sub.add_parser("add", help="validate entry files and add them to a corpus", parents=[kinds])
     add.add_argument("directory", metavar="DIR")
     add.add_argument("files", nargs="+", metavar="FILE")
-    merge = corpus_sub.add_parser("merge", help="merge the corpora of several CI shards into one")
+    merge = corpus_sub.add_parser("merge", help="merge the corpora of several CI shards into one", parents=[kinds])
     merge.add_argument("directory", metavar="DEST")
     merge.add_argument("sources", nargs="+", metavar="SRC")
-    corpus_sub.add_parser("dedupe", help="keep the smallest entry per summarizer, invariant and fact kind"
-                          ).add_argument("directory", metavar="DIR")
+    corpus_sub.add_parser("dedupe", help="keep the smallest entry per summarizer, invariant and fact kind",
+                          parents=[kinds]).add_argument("directory", metavar="DIR")
 
     sub.add_parser("oracles", help="list the invariant catalogue")
     return parser
@@ -315,11 +320,12 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "oracles":
             return _oracles(args)
+        if args.command != "corpus":
+            _check_paths(args)
+        for module in args.extend:  # before anything selects oracles or loads facts: their definitions must be in
+            _load_in_harness(args, module, "--extend", load_module)
         if args.command == "corpus":
             return _corpus(args)
-        _check_paths(args)
-        for module in args.extend:  # before anything selects oracles: their registrations must be in
-            _load_in_harness(args, module, "--extend", load_module)
         if args.rules:
             _load_in_harness(args, args.rules, "--rules", load_rules)
         if args.command == "replay":
@@ -363,7 +369,7 @@ def _load_in_harness(args, spec: str, option: str, load) -> None:
     """Load a team module that runs inside the harness: tried in a throwaway process first (see
     ``_probe``), then imported here with its prints kept off the report. Fails with a ``SpecError``
     or ``InvalidArgument`` naming ``option``, before any work."""
-    redactor = Redactor.from_environ(extra_names=args.redact_env)
+    redactor = Redactor.from_environ(extra_names=getattr(args, "redact_env", ()))
     timeout = min(DEFAULT_LOAD_TIMEOUT, getattr(args, "max_time", None) or DEFAULT_LOAD_TIMEOUT)
     probe(spec, option=option, timeout=timeout, redactor=redactor)
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):

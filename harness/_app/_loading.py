@@ -113,8 +113,11 @@ def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"
 
 
-def code_fingerprint(fn: Callable[..., Any]) -> str:
+def code_fingerprint(fn: Callable[..., Any], *, also: tuple[Any, ...] = ()) -> str:
     """A hash of the source the summarizer runs: its module and every loaded module of its package.
+
+    ``also`` adds modules whose code shapes its answers from outside its
+    package: the ``--extend`` modules, whose fact kinds say how a kind is stated.
 
     For a ``path/to/file.py`` spec, "its package" is the Python files loaded
     from that folder and below (installed packages excepted). The call cache
@@ -128,6 +131,7 @@ def code_fingerprint(fn: Callable[..., Any]) -> str:
     root = module_name.split(".")[0]
     folder = Path(own_file).resolve().parent if own_file and root.startswith(_FILE_MODULE_PREFIX) else None
     files = {Path(own_file).resolve()} if own_file else set()
+    files |= {Path(m.__file__).resolve() for m in also if getattr(m, "__file__", None)}
     for name, mod in list(sys.modules.items()):
         path = getattr(mod, "__file__", None)
         if not path or not path.endswith(".py"):

@@ -32,7 +32,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--summarizer-budget", metavar="TOKENS", default="2000", help="token budget (default 2000)")
     group.addoption("--summarizer-max-turns", metavar="T", default="400", help="longest transcript (default 400)")
     group.addoption("--summarizer-extend", metavar="MODULE", action="append", default=[],
-                    help="import this module first, for the oracles it registers (repeatable)")
+                    help="import this module first, for the oracles it registers and the fact kinds it defines "
+                         "(repeatable)")
     group.addoption("--summarizer-rules", metavar="SPEC", default=None,
                     help="module:OBJECT naming your own oracles.ProseRules for judging prose")
 

@@ -185,7 +185,7 @@ def open_summarizer(config: RunConfig, *, recorded_protocol: str | None = None) 
                       max_result_chars=config.max_result_chars, version=config.summarizer_version,
                       load_timeout=min(max(DEFAULT_LOAD_TIMEOUT, config.timeout), config.max_time or float("inf")),
                       redactor=Redactor.from_environ(extra_names=config.redact_env),
-                      recorded_protocol=recorded_protocol)
+                      recorded_protocol=recorded_protocol, extend=config.extend)
 
 
 class _Budget:

@@ -25,7 +25,7 @@ from typing import Any
 from harness._base._calling import DEFAULT_MAX_RESULT_CHARS, call_once, output_tail
 from harness._base._errors import InfraError, SpecError
 from harness._base._protocol import CompactionRequest, resolve_protocol
-from harness._app._loading import code_fingerprint, load_callable
+from harness._app._loading import code_fingerprint, load_callable, load_module
 from harness._app._redact import Redactor
 
 __all__ = ["Worker", "Loaded", "DEFAULT_LOAD_TIMEOUT"]
@@ -53,8 +53,9 @@ class Worker:
 
     def __init__(self, spec: str, protocol: str | None, *, recorded_protocol: str | None = None,
                  max_result_chars: int = DEFAULT_MAX_RESULT_CHARS, load_timeout: float = DEFAULT_LOAD_TIMEOUT,
-                 redactor: Redactor | None = None):
+                 redactor: Redactor | None = None, extend: tuple[str, ...] = ()):
         self.spec = spec
+        self.extend = tuple(extend)
         self.redactor = redactor if redactor is not None else Redactor()
         self.protocol = protocol
         self.recorded_protocol = recorded_protocol
@@ -72,7 +73,8 @@ class Worker:
         ctx = multiprocessing.get_context("spawn")
         self._conn, child = ctx.Pipe()
         self._process = ctx.Process(target=_serve, args=(child, self.spec, self.protocol, self.recorded_protocol,
-                                                         self.max_result_chars, os.getpid(), self.redactor),
+                                                         self.max_result_chars, os.getpid(), self.redactor,
+                                                         self.extend),
                                     daemon=True)
         self._process.start()
         child.close()
@@ -196,9 +198,11 @@ def _kill_group(pid: int) -> None:
 
 
 def _serve(conn, spec: str, protocol: str | None, recorded: str | None, max_result_chars: int,
-           parent_pid: int, redactor: Redactor) -> None:  # pragma: no cover - runs in the child process
+           parent_pid: int, redactor: Redactor, extend: tuple[str, ...]) -> None:  # pragma: no cover - child
     """The worker's main loop (runs in the child): load the summarizer, then answer requests.
 
+    The ``--extend`` modules are imported first: a team's fact kinds must be
+    defined here too, for the summarizer (or a bundled one) to state them.
     Secrets are redacted here too, before anything is shortened: a cut could leave half a key.
     """
     _die_with_parent(parent_pid)
@@ -207,9 +211,10 @@ def _serve(conn, spec: str, protocol: str | None, recorded: str | None, max_resu
     _close_inherited(keep=conn.fileno())
     capture = _Capture(redactor)  # before the import: what the module prints while loading is captured too
     try:
+        extensions = tuple(load_module(module) for module in extend)
         fn = load_callable(spec)
         protocol = resolve_protocol(fn, protocol, recorded=recorded)
-        conn.send(("loaded", protocol, code_fingerprint(fn)))
+        conn.send(("loaded", protocol, code_fingerprint(fn, also=extensions)))
     except SpecError as exc:
         printed = capture.tail()
         conn.send(("error", redactor.redact(str(exc)) + (f"; it printed: {printed}" if printed else "")))
