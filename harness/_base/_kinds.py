@@ -24,7 +24,8 @@ from harness._base._errors import InvalidArgument
 from harness._base._model import Fact, FactKind, Polarity, Status, normalise_kind
 from harness._base._schema import Reader
 
-__all__ = ["KindDef", "define_kind", "undefine_kind", "kind_def", "defined_kinds", "placed_kinds", "read_kind"]
+__all__ = ["KindDef", "define_kind", "undefine_kind", "kind_def", "defined_kinds", "placed_kinds", "read_kind",
+           "ending_event"]
 
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 
@@ -126,6 +127,33 @@ def defined_kinds() -> tuple[KindDef, ...]:
 def placed_kinds() -> tuple[KindDef, ...]:
     """The kinds a plan can place directly (everything but retraction and supersession)."""
     return tuple(k for k in _KINDS.values() if k.placed)
+
+
+def ending_event(fact: Fact, replacement: str | None = None) -> Fact | None:
+    """The retraction or supersession fact that ended ``fact`` (at its fate's turn), or None.
+
+    A supersession of a two-literal kind (field and value) carries the field and
+    the new value; of any other kind, the new literal. Its details keep what the
+    change is about (``old``, and ``field``, ``operator``, ``category`` where the fact has them).
+    """
+    fate = fact.fate
+    if fate.status is Status.RETRACTED:
+        return Fact(fate.by or f"{fact.id}.retraction", FactKind.RETRACTION, (fact.literals[0],), fate.turn, None,
+                    details=(("target", fact.id),))
+    if fate.status is not Status.SUPERSEDED:
+        return None
+    if not replacement:
+        raise InvalidArgument(f"fact {fact.id!r} was superseded: its replacement value is needed")
+    if len(fact.literals) == 2:
+        literals = (fact.literals[0], replacement)
+        details = {"field": fact.literals[0], "old": fact.literals[1], "value": replacement}
+        keep = ("operator",)
+    else:
+        literals, details, keep = (replacement,), {"old": fact.literals[0]}, ("category",)
+    details.update({k: fact.detail(k) for k in keep if fact.detail(k)})
+    details["target"] = fact.id
+    return Fact(fate.by or f"{fact.id}.supersession", FactKind.SUPERSESSION, literals, fate.turn,
+                kind_def(FactKind.SUPERSESSION).polarity, details=tuple(sorted(details.items())))
 
 
 # -- the built-in kinds ---------------------------------------------------------------------------

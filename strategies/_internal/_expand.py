@@ -11,7 +11,7 @@ from bisect import bisect_left
 from dataclasses import dataclass, field
 
 from harness._base._errors import InvalidArgument
-from harness._base._kinds import kind_def
+from harness._base._kinds import ending_event, kind_def
 from harness._base._model import Fact, FactKind, Fate, Role, Status, Transcript, Turn
 from strategies._internal import _phrasing as P
 from strategies._internal._filler import filler_units
@@ -104,18 +104,18 @@ def _ledger(skeleton: Skeleton, anchors: list[tuple[int, int | None]]) -> list[F
         base = f"F{i}"
         generator = generator_for(spec.kind)
         details = generator.details(spec) if generator.details else _without_replacement(spec)
-        by = None
-        if spec.fate is Status.RETRACTED:
-            by = f"{base}.retraction"
-        elif spec.fate is Status.SUPERSEDED:
-            by = f"{base}.supersession"
-        fate = Fate() if fate_turn is None else Fate(spec.fate, fate_turn, by)
-        facts.append(Fact(base, spec.kind, spec.literals, origin, kind_def(spec.kind).polarity, fate, _sorted(details)))
+        fate = Fate()
+        if fate_turn is not None:
+            by = {Status.RETRACTED: f"{base}.retraction", Status.SUPERSEDED: f"{base}.supersession"}.get(spec.fate)
+            fate = Fate(spec.fate, fate_turn, by)
+        fact = Fact(base, spec.kind, spec.literals, origin, kind_def(spec.kind).polarity, fate, _sorted(details))
+        facts.append(fact)
         for suffix, kind, literals, extra in (generator.companions(spec) if generator.companions else ()):
             facts.append(Fact(f"{base}.{suffix}", kind, tuple(literals), origin, kind_def(kind).polarity, Fate(),
                               _sorted(extra)))
-        if by is not None and fate_turn is not None:
-            facts.append(_event_fact(by, spec, generator, base, fate_turn))
+        event = _event_fact(fact, spec, generator)
+        if event is not None:
+            facts.append(event)
     return facts
 
 
@@ -127,16 +127,13 @@ def _without_replacement(spec: FactSpec) -> dict[str, str]:
     return {k: v for k, v in spec.params if k != "replacement"}
 
 
-def _event_fact(fact_id: str, spec: FactSpec, generator: KindGenerator, target: str, turn: int) -> Fact:
-    """The retraction or supersession that ends ``target``, as a fact of its own."""
-    if spec.fate is Status.RETRACTED:
-        return Fact(fact_id, FactKind.RETRACTION, (spec.literals[0],), turn, None, Fate(), (("target", target),))
-    if generator.replaced_by is not None:
+def _event_fact(fact: Fact, spec: FactSpec, generator: KindGenerator) -> Fact | None:
+    """The retraction or supersession that ends ``fact``, as a fact of its own."""
+    if fact.fate.status is Status.SUPERSEDED and generator.replaced_by is not None:
         literals, details = generator.replaced_by(spec)
-    else:
-        literals, details = (spec.param("replacement"),), {"old": spec.literals[0]}
-    return Fact(fact_id, FactKind.SUPERSESSION, tuple(literals), turn, kind_def(FactKind.SUPERSESSION).polarity,
-                Fate(), _sorted({**details, "target": target}))
+        return Fact(fact.fate.by, FactKind.SUPERSESSION, tuple(literals), fact.fate.turn,
+                    kind_def(FactKind.SUPERSESSION).polarity, Fate(), _sorted({**details, "target": fact.id}))
+    return ending_event(fact, spec.param("replacement"))
 
 
 def _cut_points(skeleton: Skeleton, facts_by_spec: list[tuple[int, int | None]], n: int) -> tuple[int, ...]:

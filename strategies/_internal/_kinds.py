@@ -43,7 +43,8 @@ class KindGenerator:
     - ``restate(spec)``: reminder turns placed halfway to its fate, or ``()``;
     - ``details(spec)``: the ledger details of the fact (default: its params but ``replacement``);
     - ``replaced_by(spec)``: the literals and details of the supersession fact
-      (default: the replacement as the one literal, the old literal as ``old``);
+      (default: ``harness._base._kinds.ending_event``: the field and new value of a
+      two-literal kind, else the new literal, with ``old`` and what it was about);
     - ``companions(spec)``: further facts the same turns state, as
       (id suffix, kind, literals, details).
     """
@@ -169,11 +170,6 @@ def _binding_fate(spec: FactSpec):
     return _said(Role.USER, text)
 
 
-def _binding_replaced_by(spec: FactSpec):
-    details = {"old": spec.literals[0], "category": spec.param("category")}
-    return (spec.param("replacement"),), details
-
-
 # -- threshold: field, operator, number; sometimes restated, sometimes changed ----------------------------
 
 _OPERATORS = ("<=", ">=", "<", ">", "==")
@@ -218,13 +214,6 @@ def _threshold_fate(spec: FactSpec):
 
 def _field_value_details(spec: FactSpec):
     return {**_without(spec.params, "restate", "replacement"), "field": spec.literals[0], "value": spec.literals[1]}
-
-
-def _field_replaced_by(spec: FactSpec):
-    details = {"field": spec.literals[0], "old": spec.literals[1], "value": spec.param("replacement")}
-    if spec.param("operator"):
-        details["operator"] = spec.param("operator")
-    return (spec.literals[0], spec.param("replacement")), details
 
 
 # -- commitment: a pending action on an object, after a trigger; sometimes fulfilled ------------------
@@ -359,11 +348,9 @@ _BUILT_IN: dict[str, KindGenerator] = {
     FactKind.PROHIBITION: KindGenerator(_prohibition_draw, _prohibition_state,
                                         details=lambda s: _without(s.params, "allowed"),
                                         companions=_prohibition_companions),
-    FactKind.LITERAL_BINDING: KindGenerator(_binding_draw, _binding_state, fate=_binding_fate,
-                                            replaced_by=_binding_replaced_by),
+    FactKind.LITERAL_BINDING: KindGenerator(_binding_draw, _binding_state, fate=_binding_fate),
     FactKind.THRESHOLD: KindGenerator(_threshold_draw, _threshold_state, fate=_threshold_fate,
-                                      restate=_threshold_restate, details=_field_value_details,
-                                      replaced_by=_field_replaced_by),
+                                      restate=_threshold_restate, details=_field_value_details),
     FactKind.COMMITMENT: KindGenerator(_commitment_draw, _commitment_state, fate=_commitment_fate,
                                        details=_commitment_details),
     FactKind.IN_FLIGHT_CALL: KindGenerator(_call_draw, _call_state, fate=_call_fate,
@@ -372,5 +359,5 @@ _BUILT_IN: dict[str, KindGenerator] = {
     FactKind.NEGATIVE_FACT: KindGenerator(_negative_draw, _negative_state),
     FactKind.ARTIFACT_REFERENCE: KindGenerator(_artifact_draw, _artifact_state),
     FactKind.GATING_FIELD: KindGenerator(_gating_draw, _gating_state, anchor=1, fate=_gating_fate,
-                                         details=_field_value_details, replaced_by=_field_replaced_by),
+                                         details=_field_value_details),
 }
