@@ -76,6 +76,7 @@ define_kind(KindDef(
     ledger_details=("approver",),
     verbatim=True,  # literal-verbatim also requires the ticket byte-exact
     generator=KindGenerator(draw=_draw, state=_state, fate=_approved),
+    judged_by=("approval-gate-held",),  # a run warns if none of its judges is selected
 ), replace=True)
 
 # A sentence holds the gate when it names the ticket, approval, and waiting; it claims the

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from harness._base._errors import InvalidArgument
+from harness._base._errors import HarnessError, InvalidArgument, SpecError
 from harness._base._model import Fact, Transcript, live_facts
 from harness._base._protocol import CompactionResult
 from harness._base._tokens import TokenCounter, count_tokens
@@ -149,7 +149,8 @@ def select(*, only: Iterable[str] | None = None, skip: Iterable[str] | None = No
     skip_ids = list(skip or ())
     unknown = sorted((set(only_ids or ()) | set(skip_ids)) - set(_REGISTRY))
     if unknown:
-        raise InvalidArgument(f"unknown oracle id(s) {unknown}; known: {sorted(_REGISTRY)}")
+        raise InvalidArgument(f"unknown oracle id(s) {unknown}; known: {sorted(_REGISTRY)} (a team's own oracle is "
+                              "registered by the module passed with --extend)")
     chosen = [o for o in _REGISTRY.values() if only_ids is None or o.id in only_ids]
     return tuple(o for o in chosen if o.id not in skip_ids)
 
@@ -173,7 +174,7 @@ class Verdict:
 def check(case: Case, oracles: Iterable[Oracle] | None = None) -> Verdict:
     """Run the compaction-scope oracles (all registered ones by default) on a case."""
     chosen = [o for o in (registered() if oracles is None else oracles) if o.scope == "compaction"]
-    findings = [finding for o in chosen for finding in o.check(case)]
+    findings = [finding for o in chosen for finding in _run_oracle(o, case)]
     source = case.source_tokens()
     loss = 0.0 if source == 0 else max(0.0, 1.0 - case.context_tokens() / source)
     return Verdict(tuple(findings), round(loss, 4))
@@ -192,4 +193,18 @@ class SessionCase:
 def check_session(case: SessionCase, oracles: Iterable[Oracle] | None = None) -> tuple[Finding, ...]:
     """Run the session-scope oracles on a session."""
     chosen = [o for o in (registered() if oracles is None else oracles) if o.scope == "session"]
-    return tuple(finding for o in chosen for finding in o.check(case))
+    return tuple(finding for o in chosen for finding in _run_oracle(o, case))
+
+
+def _run_oracle(o: Oracle, case: Case | SessionCase) -> list[Finding]:
+    """An oracle's findings; one that raises or yields something else is a ``SpecError`` naming it."""
+    try:
+        findings = list(o.check(case) or ())
+    except HarnessError:
+        raise
+    except Exception as exc:  # a team's oracle with a bug: name it, never blame the summarizer
+        raise SpecError(f"oracle {o.id!r} raised {type(exc).__name__}: {exc}") from exc
+    bad = next((f for f in findings if not isinstance(f, Finding)), None)
+    if bad is not None:
+        raise SpecError(f"oracle {o.id!r} yielded {bad!r}; expected oracles.Finding objects")
+    return findings

@@ -142,3 +142,22 @@ def test_helper_raises_readably_on_a_violation():
 
     with pytest.raises(CompactionViolation, match=r"compaction \d+ \(after turn \d+\): negation-polarity \[prohibition\]"):
         check()
+
+
+APPROVAL = str(Path(__file__).resolve().parent.parent / "examples" / "approval_gate.py")
+APPROVAL_MUTANTS = str(Path(__file__).resolve().parent / "fixtures" / "approval_mutants.py")
+
+
+def test_plugin_extend_reaches_the_summarizer_and_the_corpus(pytester):
+    """A team's kind is defined beside the summarizer too: the correct compactor states it, the mutant is caught."""
+    pytester.makepyfile(EMPTY_TEST)
+    common = ["--summarizer-extend", APPROVAL, "--summarizer-corpus", "corpus", "--summarizer-seed", "5",
+              "--summarizer-max-turns", "150", "-p", "no:cacheprovider"]
+    failing = pytester.runpytest_subprocess("--summarizer", f"{APPROVAL_MUTANTS}:claims_approval",
+                                            "--summarizer-save", *common)
+    failing.assert_outcomes(passed=1, failed=1)
+    failing.stdout.fnmatch_lines(["*approval-gate-held*", f"*--extend {APPROVAL}*"])
+    saved = list((pytester.path / "corpus").glob("*.json"))
+    assert saved
+    fixed = pytester.runpytest_subprocess("--summarizer", "harness.summarizers.prose:summarize", *common)
+    fixed.assert_outcomes(passed=2 + len(saved))  # the empty test, the property search, each entry now fixed

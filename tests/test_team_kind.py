@@ -172,3 +172,74 @@ def test_the_kind_through_the_cli_run_corpus_and_replay(forget_the_kind, tmp_pat
     assert "expected a defined fact kind" in capsys.readouterr().err
     assert main(["corpus", "list", str(corpus), "--extend", EXAMPLE]) == 0
     assert f"{len(saved)} entries, 0 unreadable" in capsys.readouterr().out
+
+
+def test_every_kind_names_oracles_that_exist():
+    from harness import defined_kinds
+
+    ids = {o.id for o in registered()}
+    for definition in defined_kinds():
+        assert definition.judges <= ids, definition.name
+
+
+def test_a_run_warns_when_no_selected_oracle_judges_a_teams_kind(forget_the_kind, tmp_path, capsys):
+    common = ["--summarizer", "harness.summarizers.prose:summarize", "--examples", "5", "--max-turns", "80",
+              "--seed", "2", "--quiet", "--extend", EXAMPLE]
+    report = tmp_path / "report.json"
+    assert main(["run", *common, "--skip", ORACLE + ",literal-verbatim", "--report-json", str(report)]) == 0
+    warning = "kind 'approval_gate' is generated but no selected oracle judges it"
+    assert warning in capsys.readouterr().out
+    assert any(warning in w for w in json.loads(report.read_text())["warnings"])
+    assert main(["run", *common]) == 0
+    assert "no selected oracle judges it" not in capsys.readouterr().out
+
+
+def test_a_kind_without_a_generator_is_reported_as_never_generated(forget_the_kind, tmp_path, capsys):
+    module = tmp_path / "judge_only.py"
+    module.write_text("from harness import KindDef, define_kind\n"
+                      "define_kind(KindDef('residency_rule', statement=lambda f: f'Keep data in {f.literals[0]}.',"
+                      " verbatim=True))\n")
+    try:
+        assert main(["run", "--summarizer", "harness.summarizers.prose:summarize", "--examples", "3",
+                     "--max-turns", "60", "--seed", "1", "--quiet", "--extend", str(module)]) == 0
+        assert "kind 'residency_rule' has no generator" in capsys.readouterr().out
+    finally:
+        undefine_kind("residency_rule")
+
+
+def test_a_bug_in_a_teams_kind_or_oracle_names_it(approval):
+    from harness import CompactionRequest, Fact, KindDef, Role, SpecError, Turn, define_kind
+    from oracles import Case, check, oracle
+    from strategies import KindGenerator
+
+    def state(spec):
+        raise ZeroDivisionError("oops")
+
+    define_kind(KindDef("broken_kind", statement=lambda f: 1 / 0, verbatim=True,
+                        generator=KindGenerator(draw=approval["_draw"], state=state)))
+    try:
+        spec = FactSpec("broken_kind", ("CHG-1",), position=10)
+        with pytest.raises(InvalidArgument, match="kind 'broken_kind': its KindGenerator.state raised ZeroDivisionError"):
+            expand(Skeleton(seed=1, length=10, facts=(spec,)))
+        request = CompactionRequest((Turn(Role.USER, "CHG-1"),), 2000, (Fact("X", "broken_kind", ("CHG-1",), 0),))
+        with pytest.raises(InvalidArgument, match="kind 'broken_kind': its KindDef.statement raised ZeroDivisionError"):
+            prose.summarize(request)
+    finally:
+        undefine_kind("broken_kind")
+
+    @oracle("team-oracle-with-a-bug", reference="test")
+    def buggy(case):
+        raise RuntimeError("my oracle bug")
+
+    try:
+        transcript = expand(_gate())
+        case = Case(transcript, len(transcript.turns), 2000, prose.summarize(_request(transcript)))
+        with pytest.raises(SpecError, match="oracle 'team-oracle-with-a-bug' raised RuntimeError: my oracle bug"):
+            check(case)
+    finally:
+        unregister("team-oracle-with-a-bug")
+
+
+def test_the_catalogue_lists_a_teams_oracle_with_extend(forget_the_kind, capsys):
+    assert main(["oracles", "--extend", EXAMPLE]) == 0
+    assert ORACLE in capsys.readouterr().out

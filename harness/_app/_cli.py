@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
+import json
 import math
 import os
 import signal
@@ -22,8 +23,9 @@ from harness import __version__
 from harness._base._calling import DEFAULT_MAX_RESULT_CHARS
 from harness._base._codec import transcript_from_dict
 from harness._base._errors import HarnessError, InfraError, InvalidArgument, PathError, SchemaError
-from harness._base._files import DEFAULT_MAX_FILE_MB, output_dir, output_file, read_json_file
+from harness._base._files import DEFAULT_MAX_FILE_MB, output_dir, output_file, read_json_file, write_atomic
 from harness._base._protocol import PROTOCOLS
+from harness._app._audit import audit_files
 from harness._app._corpus import (Corpus, CorpusSaver, dedupe_corpus, entry_from_dict, load_corpus, load_entry,
                                   merge_corpora, save_entry)
 from harness._app._loading import load_module, load_rules
@@ -31,9 +33,9 @@ from harness._app._probe import probe
 from harness._app._redact import Redactor
 from harness._app._worker import DEFAULT_LOAD_TIMEOUT
 from harness._app._replay import replay_corpus
-from harness._app._report import printable, render_text, write_json
+from harness._app._report import audit_report, printable, render_text, write_json
 from harness._app._runner import DEFAULT_SHRINK_CALLS, RunConfig, RunResult, checked_counter, run, shrink_transcript
-from oracles import registered, select
+from oracles import DEFAULT_RULES, registered, select
 
 __all__ = ["main", "DEFAULT_SUMMARIZER"]
 
@@ -176,7 +178,29 @@ def _parser() -> argparse.ArgumentParser:
     corpus_sub.add_parser("dedupe", help="keep the smallest entry per summarizer, invariant and fact kind",
                           parents=[kinds]).add_argument("directory", metavar="DIR")
 
-    sub.add_parser("oracles", help="list the invariant catalogue")
+    audit = sub.add_parser("audit", help="judge one real compaction: messages before, context after, obligations")
+    audit.add_argument("--before", required=True, metavar="FILE",
+                       help="JSON: the chat messages that were compacted (role/content/tool_calls/tool_call_id)")
+    audit.add_argument("--after", required=True, metavar="FILE",
+                       help="JSON: the context that replaced them: a string, chat messages, or "
+                            "{\"messages\": [...], \"ledger\": [...]}")
+    audit.add_argument("--obligations", required=True, metavar="FILE",
+                       help="JSON: {\"obligations\": [{\"kind\", \"literals\", ...}]} (see the README)")
+    audit.add_argument("--budget", type=_whole_number("--budget"), default=None, metavar="TOKENS",
+                       help="the context's token budget (default: none, and the budget oracles never fire)")
+    audit.add_argument("--only", type=_ids, default=None, metavar="ID,...", help="run only these oracles")
+    audit.add_argument("--skip", type=_ids, default=(), metavar="ID,...", help="skip these oracles")
+    audit.add_argument("--rules", metavar="SPEC", default=None, help="module:OBJECT naming your own oracles.ProseRules")
+    audit.add_argument("--extend", action="append", default=[], metavar="MODULE",
+                       help="import this module first, for its oracles and fact kinds (repeatable)")
+    audit.add_argument("--token-counter", metavar="SPEC", default=None, help="module:function counting tokens")
+    audit.add_argument("--max-file-mb", type=_positive_number("--max-file-mb", maximum=1024 * 1024),
+                       default=DEFAULT_MAX_FILE_MB, metavar="MB", help=f"refuse larger files (default {DEFAULT_MAX_FILE_MB})")
+    audit.add_argument("--report-json", metavar="FILE", help="write the findings as JSON")
+
+    catalogue = sub.add_parser("oracles", help="list the invariant catalogue")
+    catalogue.add_argument("--extend", action="append", default=[], metavar="MODULE",
+                           help="import this module first, so the oracles it registers are listed (repeatable)")
     return parser
 
 
@@ -300,6 +324,25 @@ def _shrink(args) -> int:
     return _finish(shrink_transcript(transcript, config), args)
 
 
+def _audit(args) -> int:
+    options = {"rules": load_rules(args.rules) if args.rules else DEFAULT_RULES,
+               "oracles": select(only=args.only, skip=args.skip)}
+    if args.budget is not None:
+        options["budget"] = args.budget
+    if args.token_counter:
+        options["counter"] = checked_counter(args.token_counter)
+    result = audit_files(args.before, args.after, args.obligations, max_file_mb=args.max_file_mb, **options)
+    text, document = audit_report(result, before=args.before, after=args.after, obligations=args.obligations)
+    print(text)
+    if args.report_json:
+        try:
+            write_atomic(args.report_json, json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+        except OSError as exc:
+            print(f"PathError: --report-json {args.report_json!r}: {exc.strerror or exc}", file=sys.stderr)
+            return EXIT_USAGE
+    return document["exit_code"]
+
+
 def _oracles(args) -> int:
     for o in registered():
         print(f"{o.id:28} {o.severity.value:8} {o.scope:10} [{o.reference}] {o.summary}")
@@ -318,12 +361,12 @@ def main(argv: list[str] | None = None) -> int:
     in_main_thread = threading.current_thread() is threading.main_thread()
     previous = {sig: signal.signal(sig, _interrupt) for sig in _STOP_SIGNALS} if in_main_thread else {}
     try:
-        if args.command == "oracles":
-            return _oracles(args)
-        if args.command != "corpus":
+        if args.command not in ("corpus", "oracles"):
             _check_paths(args)
         for module in args.extend:  # before anything selects oracles or loads facts: their definitions must be in
             _load_in_harness(args, module, "--extend", load_module)
+        if args.command == "oracles":
+            return _oracles(args)
         if args.command == "corpus":
             return _corpus(args)
         if args.rules:
@@ -331,6 +374,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "replay":
             return _replay(args)
         _validate_ids(args)
+        if args.command == "audit":
+            return _audit(args)
         return _run(args) if args.command == "run" else _shrink(args)
     except InfraError as exc:  # the adapter reports these as findings; one reaching here is still the summarizer's
         print(f"InfraError: {printable(_redacted(args, str(exc)))}", file=sys.stderr)

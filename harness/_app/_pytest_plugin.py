@@ -141,7 +141,8 @@ class HarnessItem(pytest.Item):
                            examples=chosen.max_examples, seed=self._seed(),
                            max_turns=int(cfg.getoption("summarizer_max_turns")),
                            budget=int(cfg.getoption("summarizer_budget")), quiet=True,
-                           database=str(database) if database else None, rules=cfg.getoption("summarizer_rules"))
+                           database=str(database) if database else None, rules=cfg.getoption("summarizer_rules"),
+                           extend=tuple(cfg.getoption("summarizer_extend")))
         corpus = cfg.getoption("summarizer_corpus") if cfg.getoption("summarizer_save") else None
         saver = CorpusSaver(corpus, summarizer=config.summarizer, budget=config.budget)
         result = run(config, on_failure=saver)
@@ -157,7 +158,8 @@ class HarnessItem(pytest.Item):
         entry = load_entry(self.entry_path)
         config = RunConfig(summarizer=self.config.getoption("summarizer"),
                            protocol=self.config.getoption("summarizer_protocol"), quiet=True,
-                           rules=self.config.getoption("summarizer_rules"))
+                           rules=self.config.getoption("summarizer_rules"),
+                           extend=tuple(self.config.getoption("summarizer_extend")))
         with open_summarizer(config, recorded_protocol=recorded_protocol(entry, config.summarizer)) as summarizer:
             outcome = replay_entry(self.entry_path, entry, summarizer, config)
         if outcome.status != "fixed":

@@ -10,6 +10,7 @@ from typing import Any
 
 from harness._base._codec import transcript_to_dict
 from harness._base._files import write_atomic
+from harness._app._audit import Audit
 from harness._app._runner import Failure, RunResult, turn_stats
 
 __all__ = ["render_text", "report_dict", "write_json", "reproduce_command", "printable"]
@@ -112,6 +113,9 @@ def _render(result: RunResult) -> str:
         out.append("")
         out.append(f"! incomplete: {result.incomplete} after judging {result.examples_run} of {c.examples} "
                    f"example(s)" if c.transcript_file is None else f"! incomplete: {result.incomplete}")
+    for warning in result.warnings:
+        out.append("")
+        out.append(f"! {warning}")
     if result.degradations:
         out.append("")
         out.append("degraded (honest but coarser; not failures): "
@@ -161,9 +165,47 @@ def report_dict(result: RunResult) -> dict[str, Any]:
                          for e in result.infra_errors],
         "incomplete": result.incomplete,
         "cache_discarded": list(result.cache_discarded),
+        "warnings": list(result.warnings),
         "exit_code": result.exit_code,
     }
 
 
 def write_json(result: RunResult, path: str | Path) -> None:
     write_atomic(Path(path), json.dumps(report_dict(result), indent=2, ensure_ascii=False) + "\n")
+
+
+def audit_report(result: Audit, *, before: str, after: str, obligations: str) -> tuple[str, dict[str, Any]]:
+    """The text and JSON report of one audited compaction: each obligation kept, or what was found."""
+    case, verdict = result.case, result.verdict
+    by_fact: dict[str | None, list] = {}
+    for finding in verdict.findings:
+        by_fact.setdefault(finding.fact_id, []).append(finding)
+    lines = [f"audit of {printable(after)} against {len(case.transcript.facts)} obligations "
+             f"({printable(before)}: {len(case.transcript.turns)} messages; {printable(obligations)})"]
+    for fact in case.transcript.facts:
+        found = by_fact.get(fact.id, [])
+        status = "live" if fact in case.live else f"ended ({fact.fate.status.value})"
+        head = f"{fact.id} {fact.kind} {' | '.join(fact.literals)} [{status}]"
+        if not found:
+            lines.append(f"  ✓ {printable(head)}")
+            continue
+        mark = "✗" if any(f.severity.value == "violate" for f in found) else "~"
+        lines.append(f"  {mark} {printable(head)}")
+        for f in found:
+            lines.append(f"      {f.invariant} ({f.severity.value}): {printable(_clip(f.detail, 200))}")
+            if f.found:
+                lines.append(f"        found: {printable(_clip(f.found, 200))}")
+    for f in by_fact.get(None, []):
+        lines.append(f"  ✗ {f.invariant} ({f.severity.value}): {printable(_clip(f.detail, 200))}")
+    code = 1 if verdict.violations else 0
+    lines.append(f"{len(verdict.violations)} violations, {len(verdict.degradations)} degradations, "
+                 f"loss ratio {verdict.loss_ratio:.2f}")
+    document = {
+        "before": before, "after": after, "obligations": obligations,
+        "findings": [{"invariant": f.invariant, "severity": f.severity.value, "fact_id": f.fact_id,
+                      "fact_kind": f.fact_kind, "detail": f.detail, "expected": f.expected, "found": f.found}
+                     for f in verdict.findings],
+        "loss_ratio": verdict.loss_ratio,
+        "exit_code": code,
+    }
+    return "\n".join(lines), document

@@ -35,7 +35,12 @@ from harness._app._progress import Progress
 from harness._app._redact import Redactor
 from harness._app._worker import DEFAULT_LOAD_TIMEOUT
 from oracles import DEFAULT_RULES, ProseRules, select
+from harness._base._kinds import defined_kinds
+from harness._base._model import FactKind
 from strategies import expand, skeletons
+from strategies._internal._kinds import has_generator
+
+BUILT_IN_KINDS = frozenset(k.value for k in FactKind)
 
 __all__ = ["RunConfig", "Failure", "InfraFailure", "RunResult", "Evaluation", "evaluate", "run", "shrink_transcript",
            "open_summarizer"]
@@ -132,6 +137,7 @@ class RunResult:
     turns: tuple[int, ...] = field(default=())
     incomplete: str | None = None
     cache_discarded: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
 
     @property
     def exit_code(self) -> int:
@@ -141,6 +147,25 @@ class RunResult:
         if self.infra_errors:
             return 3
         return 4 if self.incomplete else 0
+
+
+def kind_warnings(oracles) -> tuple[str, ...]:
+    """What a run cannot judge about a team's kinds: never generated, or judged by no selected oracle.
+
+    Built-in kinds are left out: ``--only`` narrowing to one oracle is a choice, not an oversight.
+    """
+    selected = {o.id for o in oracles}
+    out = []
+    for definition in defined_kinds():
+        if definition.name in BUILT_IN_KINDS or not definition.placed:
+            continue
+        if not has_generator(definition.name):
+            out.append(f"kind {definition.name!r} has no generator: generated transcripts never contain it")
+        elif not definition.judges & selected:
+            named = ", ".join(sorted(definition.judges)) or "none"
+            out.append(f"kind {definition.name!r} is generated but no selected oracle judges it (its judges: {named}); "
+                       f"what a summarizer does to it goes unreported")
+    return tuple(out)
 
 
 def evaluate(transcript: Transcript, summarize: Callable[[CompactionRequest], CompactionResult], config: RunConfig,
@@ -409,7 +434,7 @@ def run(config: RunConfig, *, on_failure: Callable[[Failure, str], None] | None 
 
     return RunResult(config, run_seed, summarizer.protocol, len(turns), summarizer.calls, summarizer.cache.hits,
                      tuple(failures), degradations, tuple(infra), tuple(turns), incomplete,
-                     tuple(summarizer.cache.discarded))
+                     tuple(summarizer.cache.discarded), kind_warnings(chosen))
 
 
 def shrink_transcript(transcript: Transcript, config: RunConfig, *,

@@ -29,6 +29,14 @@ class SchemaError(HarnessError, ValueError):
         self.got = got
         super().__init__(f"{source}: field {field!r}: expected {expected}, got {_short(got)}")
 
+    @classmethod
+    def from_malformed(cls, exc: MalformedResult, *, source: str) -> SchemaError:
+        """A ``MalformedResult`` ("WHERE: expected X, got Y") found in a file, as that file's schema error."""
+        where, _, problem = str(exc).partition(": ")
+        error = cls(where, "", None, source=source)
+        error.args = (f"{source}: field {where!r}: {problem}",)
+        return error
+
 
 class InvalidArgument(HarnessError, ValueError):
     """A public function or strategy was called with an argument it cannot accept."""

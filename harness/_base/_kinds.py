@@ -42,7 +42,9 @@ class KindDef:
     ``placed`` is False for kinds that only happen *to* another fact
     (retraction, supersession). ``generator`` tells the strategies how to
     draw and write it; None for the built-in kinds, whose generators ship
-    with the strategies.
+    with the strategies. ``judged_by`` names the oracles that judge it
+    (``literal-verbatim`` is implied by ``verbatim``): a run warns when a kind
+    it generates is judged by none of the selected oracles.
     """
 
     name: str
@@ -55,6 +57,12 @@ class KindDef:
     verbatim: bool = False
     placed: bool = True
     generator: Any = None
+    judged_by: tuple[str, ...] = ()
+
+    @property
+    def judges(self) -> frozenset[str]:
+        """The ids of the oracles that judge this kind."""
+        return frozenset(self.judged_by) | ({"literal-verbatim"} if self.verbatim else set())
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not _NAME.match(self.name):
@@ -70,7 +78,7 @@ class KindDef:
             raise InvalidArgument(f"kind {self.name!r}: fates must be Status values starting with Status.OPEN, got {fates!r}")
         if len(set(fates)) != len(fates):
             raise InvalidArgument(f"kind {self.name!r}: fates repeat a status: {fates!r}")
-        for field in ("params", "ledger_details"):
+        for field in ("params", "ledger_details", "judged_by"):
             value = getattr(self, field)
             if isinstance(value, str) or not all(isinstance(v, str) and v for v in value):
                 raise InvalidArgument(f"kind {self.name!r}: {field} must be a tuple of names, got {value!r}")
@@ -171,6 +179,7 @@ _BUILT_IN = (
     KindDef(
         FactKind.PROHIBITION.value, lambda f: f"Never use {f.literals[0]}.",
         polarity=Polarity.FORBID, fates=(Status.OPEN, Status.RETRACTED), params=("category",), verbatim=True,
+        judged_by=("negation-polarity",),
     ),
     KindDef(
         FactKind.LITERAL_BINDING.value, lambda f: f"Use {f.literals[0]} for the {f.detail('category') or 'target'}.",
@@ -180,28 +189,29 @@ _BUILT_IN = (
     KindDef(
         FactKind.THRESHOLD.value, lambda f: f"{f.literals[0]} {f.detail('operator')} {f.literals[1]}.",
         literal_count=2, polarity=Polarity.REQUIRE, fates=(Status.OPEN, Status.RETRACTED, Status.SUPERSEDED),
-        params=("operator",), ledger_details=("operator",),
+        params=("operator",), ledger_details=("operator",), judged_by=("threshold-exact",),
     ),
     KindDef(
         FactKind.COMMITMENT.value,
         lambda f: f"Pending: {f.detail('action')} {f.detail('noun')} {f.literals[0]} once {f.detail('trigger')}.",
         polarity=Polarity.REQUIRE, fates=(Status.OPEN, Status.FULFILLED, Status.RETRACTED),
-        params=("action", "noun", "past", "trigger"),
+        params=("action", "noun", "past", "trigger"), judged_by=("commitment-retained", "completion-honest"),
     ),
     KindDef(
         FactKind.IN_FLIGHT_CALL.value,
         lambda f: f"Tool call {f.literals[0]} ({f.detail('name')}) is still in flight: UNRESOLVED.",
         fates=(Status.OPEN, Status.RESOLVED), params=("name", "arguments"), ledger_details=("name",),
+        judged_by=("handle-retained", "closure"),
     ),
     KindDef(
         FactKind.UNRESOLVED_ERROR.value,
         lambda f: f"Unresolved error {f.literals[0]} ({f.detail('exception')}) from {f.detail('name')}.",
-        fates=(Status.OPEN, Status.RESOLVED), params=("name", "exception"),
+        fates=(Status.OPEN, Status.RESOLVED), params=("name", "exception"), judged_by=("error-retained",),
     ),
     KindDef(
         FactKind.NEGATIVE_FACT.value,
         lambda f: f"Approach {f.literals[0]} was {f.detail('disposition')}; do not propose it again.",
-        params=("disposition",), ledger_details=("disposition",),
+        params=("disposition",), ledger_details=("disposition",), judged_by=("negative-fact-disposition",),
     ),
     KindDef(
         FactKind.ARTIFACT_REFERENCE.value, lambda f: f"Existing {f.detail('what')}: {f.literals[0]} (reuse it).",
@@ -211,6 +221,7 @@ _BUILT_IN = (
         FactKind.GATING_FIELD.value,
         lambda f: f"Gating config {f.literals[0]}: {f.literals[1]} (holds before we {f.detail('write')}).",
         literal_count=2, polarity=Polarity.REQUIRE, fates=(Status.OPEN, Status.SUPERSEDED), params=("write",),
+        judged_by=("gating-field-retained",),
     ),
     KindDef(
         FactKind.RETRACTION.value, lambda f: f"Withdrawn: the earlier rule on {f.literals[0]} no longer applies.",
@@ -218,7 +229,7 @@ _BUILT_IN = (
     ),
     KindDef(
         FactKind.SUPERSESSION.value, _supersession, polarity=Polarity.REQUIRE, placed=False,
-        ledger_details=("field", "old", "operator"),
+        ledger_details=("field", "old", "operator"), judged_by=("supersession",),
     ),
 )
 for _definition in _BUILT_IN:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from harness._base._errors import InvalidArgument
 from harness._base._kinds import kind_def
 from harness._base._model import Fact, Role, Turn
 from harness._base._protocol import CompactionRequest, CompactionResult
@@ -15,7 +16,13 @@ Renderer = Callable[[Fact], str]
 
 def state(fact: Fact) -> str:
     """One sentence that carries ``fact`` by reference: its kind's own statement (``KindDef.statement``)."""
-    return kind_def(fact.kind).statement(fact)
+    try:
+        text = kind_def(fact.kind).statement(fact)
+    except Exception as exc:  # a team's statement with a bug: say whose it is
+        raise InvalidArgument(f"kind {str(fact.kind)!r}: its KindDef.statement raised {type(exc).__name__}: {exc}") from exc
+    if not isinstance(text, str):
+        raise InvalidArgument(f"kind {str(fact.kind)!r}: its KindDef.statement returned {text!r}; expected a str")
+    return text
 
 
 def narrative(request: CompactionRequest) -> str:

@@ -15,7 +15,7 @@ from harness._base._kinds import ending_event, kind_def
 from harness._base._model import Fact, FactKind, Fate, Role, Status, Transcript, Turn
 from strategies._internal import _phrasing as P
 from strategies._internal._filler import filler_units
-from strategies._internal._kinds import KindGenerator, generator_for
+from strategies._internal._kinds import KindGenerator, call_hook, generator_for, turns_from
 from strategies._internal._skeleton import Anchor, FactSpec, Skeleton
 
 __all__ = ["expand", "event_turn_count"]
@@ -39,7 +39,7 @@ class _Event:
 
 def _origin_event(i: int, spec: FactSpec) -> _Event:
     generator = generator_for(spec.kind)
-    turns = tuple(generator.state(spec))
+    turns = turns_from(spec.kind, "state", call_hook(spec.kind, "state", generator.state, spec))
     if not turns or not 0 <= generator.anchor < len(turns):
         raise InvalidArgument(f"the {spec.kind} generator stated it in {len(turns)} turn(s) with anchor={generator.anchor}")
     return _Event(i, _ORIGIN, turns, anchor=generator.anchor)
@@ -50,7 +50,7 @@ def _fate_event(i: int, spec: FactSpec) -> _Event | None:
         return None
     if spec.fate is Status.RETRACTED:  # withdrawn the same way whatever the kind
         return _Event(i, _FATE, (Turn(Role.USER, P.pick(P.RETRACTIONS, spec.phrasing).format(lit=spec.literals[0])),))
-    turns = tuple(generator_for(spec.kind).fate(spec))
+    turns = turns_from(spec.kind, "fate", call_hook(spec.kind, "fate", generator_for(spec.kind).fate, spec))
     if not turns:
         raise InvalidArgument(f"the {spec.kind} generator wrote no turns for fate {spec.fate.value!r}")
     return _Event(i, _FATE, turns)
@@ -58,7 +58,7 @@ def _fate_event(i: int, spec: FactSpec) -> _Event | None:
 
 def _restate_event(i: int, spec: FactSpec) -> _Event | None:
     restate = generator_for(spec.kind).restate
-    turns = tuple(restate(spec)) if restate is not None else ()
+    turns = turns_from(spec.kind, "restate", call_hook(spec.kind, "restate", restate, spec)) if restate else ()
     return _Event(i, _RESTATE, turns) if turns else None
 
 
@@ -103,14 +103,16 @@ def _ledger(skeleton: Skeleton, anchors: list[tuple[int, int | None]]) -> list[F
     for i, (spec, (origin, fate_turn)) in enumerate(zip(skeleton.facts, anchors)):
         base = f"F{i}"
         generator = generator_for(spec.kind)
-        details = generator.details(spec) if generator.details else _without_replacement(spec)
+        details = (call_hook(spec.kind, "details", generator.details, spec) if generator.details
+                   else _without_replacement(spec))
         fate = Fate()
         if fate_turn is not None:
             by = {Status.RETRACTED: f"{base}.retraction", Status.SUPERSEDED: f"{base}.supersession"}.get(spec.fate)
             fate = Fate(spec.fate, fate_turn, by)
         fact = Fact(base, spec.kind, spec.literals, origin, kind_def(spec.kind).polarity, fate, _sorted(details))
         facts.append(fact)
-        for suffix, kind, literals, extra in (generator.companions(spec) if generator.companions else ()):
+        companions = call_hook(spec.kind, "companions", generator.companions, spec) if generator.companions else ()
+        for suffix, kind, literals, extra in companions:
             facts.append(Fact(f"{base}.{suffix}", kind, tuple(literals), origin, kind_def(kind).polarity, Fate(),
                               _sorted(extra)))
         event = _event_fact(fact, spec, generator)
@@ -130,7 +132,7 @@ def _without_replacement(spec: FactSpec) -> dict[str, str]:
 def _event_fact(fact: Fact, spec: FactSpec, generator: KindGenerator) -> Fact | None:
     """The retraction or supersession that ends ``fact``, as a fact of its own."""
     if fact.fate.status is Status.SUPERSEDED and generator.replaced_by is not None:
-        literals, details = generator.replaced_by(spec)
+        literals, details = call_hook(spec.kind, "replaced_by", generator.replaced_by, spec)
         return Fact(fact.fate.by, FactKind.SUPERSESSION, tuple(literals), fact.fate.turn,
                     kind_def(FactKind.SUPERSESSION).polarity, Fate(), _sorted({**details, "target": fact.id}))
     return ending_event(fact, spec.param("replacement"))

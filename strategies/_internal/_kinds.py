@@ -16,15 +16,17 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from hypothesis import strategies as st
+from hypothesis.errors import HypothesisException
 
-from harness._base._errors import InvalidArgument
+from harness._base._errors import HarnessError, InvalidArgument
 from harness._base._kinds import kind_def
 from harness._base._model import FactKind, Role, Status, ToolCall, Turn
 from strategies._internal import _phrasing as P
 from strategies._internal._literals import GATING_FIELDS, make_literal
 from strategies._internal._skeleton import FactSpec
 
-__all__ = ["KindGenerator", "Companion", "generator_for", "has_generator", "derived_id", "literal_seeds"]
+__all__ = ["KindGenerator", "Companion", "generator_for", "has_generator", "derived_id", "literal_seeds", "call_hook",
+           "turns_from"]
 
 T = TypeVar("T")
 Draw = Callable[[st.SearchStrategy[T]], T]
@@ -80,6 +82,25 @@ def generator_for(kind: str) -> KindGenerator:
     if needs_fate and generator.fate is None:
         raise InvalidArgument(f"kind {definition.name!r} may end {needs_fate} but its KindGenerator has no fate function")
     return generator
+
+
+def call_hook(kind: str, hook: str, fn: Callable[..., Any], *args: Any) -> Any:
+    """Call one of a kind's generator functions; a bug in it is an error naming the kind and the function."""
+    try:
+        return fn(*args)
+    except (HarnessError, HypothesisException):
+        raise  # our own errors, and Hypothesis's control flow (an assume, a spent example), pass through
+    except Exception as exc:
+        raise InvalidArgument(f"kind {str(kind)!r}: its KindGenerator.{hook} raised {type(exc).__name__}: {exc}") from exc
+
+
+def turns_from(kind: str, hook: str, value: Any) -> tuple[Turn, ...]:
+    """What a ``state``/``fate``/``restate`` function returned, checked to be turns."""
+    turns = tuple(value) if isinstance(value, list | tuple) else None
+    if turns is None or not all(isinstance(t, Turn) for t in turns):
+        raise InvalidArgument(f"kind {str(kind)!r}: its KindGenerator.{hook} returned {value!r}; "
+                              "expected a tuple of harness.Turn")
+    return turns
 
 
 def has_generator(kind: str) -> bool:

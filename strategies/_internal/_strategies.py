@@ -16,7 +16,7 @@ from harness._base._errors import InvalidArgument
 from harness._base._kinds import defined_kinds, kind_def, placed_kinds
 from harness._base._model import FactKind, Status, Transcript
 from strategies._internal._expand import event_turn_count, expand
-from strategies._internal._kinds import generator_for, has_generator
+from strategies._internal._kinds import call_hook, generator_for, has_generator
 from strategies._internal._skeleton import Anchor, Cut, FactSpec, Skeleton
 
 __all__ = ["facts", "cuts", "skeletons", "transcripts", "MAX_TURNS_PER_FACT"]
@@ -74,7 +74,7 @@ def facts(
     @st.composite
     def _fact_specs(draw) -> FactSpec:
         kind, fate = draw(st.sampled_from(choices))
-        literals, params = generators[kind].draw(draw, fate)
+        literals, params = call_hook(kind, "draw", generators[kind].draw, draw, fate)
         return FactSpec(
             kind=kind,
             literals=tuple(literals),
