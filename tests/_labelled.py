@@ -1,0 +1,85 @@
+"""The labelled phrasing set: hand-written (obligation, context, verdict) rows, judged through ``audit``.
+
+Rows live in ``tests/labelled/*.jsonl`` and were written without reading the
+oracles or the generator's phrasing tables. A row is "kept" when a careful
+reader agrees the context keeps the obligation faithfully (or, for one that
+ended, does not present it as binding), "broken" otherwise. The oracles call
+a row broken when any of them reports a violation on it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness._app._audit import audit, obligations_from_dict
+from harness._base._codec import transcript_from_dict
+from harness._base._model import Role, Turn
+from harness._base._protocol import CompactionResult
+
+ROWS_DIR = Path(__file__).resolve().parent / "labelled"
+
+
+@dataclass(frozen=True)
+class Row:
+    """One labelled row, and where it came from (file and line) for messages."""
+
+    id: str
+    kind: str
+    cls: str
+    expected: str
+    source: list
+    fact: dict
+    context: str
+    note: str
+    where: str
+
+
+@dataclass(frozen=True)
+class Judged:
+    row: Row
+    predicted: str
+    findings: tuple[str, ...]
+
+    @property
+    def right(self) -> bool:
+        return self.predicted == self.row.expected
+
+
+def load_rows(directory: Path = ROWS_DIR) -> list[Row]:
+    rows = []
+    for path in sorted(directory.glob("*.jsonl")):
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if not line.strip():
+                continue
+            data = json.loads(line)
+            rows.append(Row(data["id"], data["kind"], data["class"], data["expected"], data["source"], data["fact"],
+                            data["context"], data.get("note", ""), f"{path.name}:{number}"))
+    return rows
+
+
+def judge(row: Row) -> Judged:
+    """The oracles' verdict on one row: broken if any oracle reports a violation."""
+    turns = transcript_from_dict({"schema_version": 1, "turns": row.source}, source=row.where).turns
+    obligation = {"id": "F0", "kind": row.kind, **row.fact}
+    facts = obligations_from_dict({"obligations": [obligation]}, turns=len(turns), source=row.where)
+    result = CompactionResult((Turn(Role.SYSTEM, row.context),))
+    verdict = audit(turns, result, facts).verdict
+    findings = tuple(f"{f.invariant}: {f.detail}" for f in verdict.violations)
+    return Judged(row, "broken" if findings else "kept", findings)
+
+
+def table(judged: list[Judged], key) -> list[tuple[str, int, int, int, int]]:
+    """(group, kept rows, false alarms, broken rows, caught) per group."""
+    counts: dict[str, Counter] = {}
+    for j in judged:
+        c = counts.setdefault(key(j.row), Counter())
+        if j.row.expected == "kept":
+            c["kept"] += 1
+            c["false_alarms"] += j.predicted == "broken"
+        else:
+            c["broken"] += 1
+            c["caught"] += j.predicted == "broken"
+    return [(g, c["kept"], c["false_alarms"], c["broken"], c["caught"]) for g, c in sorted(counts.items())]
