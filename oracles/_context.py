@@ -13,9 +13,10 @@ from dataclasses import dataclass, field
 
 from harness._base._model import Fact
 from harness._base._protocol import CompactionResult, LedgerEntry
+from oracles._reading import reading_lines
 from oracles._rules import ProseRules
 
-__all__ = ["Context", "Clause"]
+__all__ = ["Context", "Clause", "has_token", "literal_pattern"]
 
 _SENTENCE_SPLIT = re.compile(r"(?:[.!?](?=\s|$))|\n+")
 _CLAUSE_SPLIT = re.compile(r"(?:[.!?;](?=\s|$))|\n+|\s+(?:but|whereas|however|although|while)\s+", re.IGNORECASE)
@@ -24,16 +25,38 @@ _WORD = re.compile(r"\S+")
 _IDENT = re.compile(r"[A-Za-z0-9][\w./:\-]*[\w/]|[A-Za-z0-9]")
 
 
-# Runs of identifier characters; a run is masked when it holds a digit, an underscore or a '/'. Matching
-# the run and testing it afterwards keeps this linear (a pattern requiring the digit inside backtracks
-# quadratically on a long run without one).
+# Runs of identifier characters; a run is masked when it holds a digit or a '/' (a path, a version, a
+# host). Matching the run and testing it afterwards keeps this linear (a pattern requiring the digit
+# inside backtracks quadratically on a long run without one). A snake_case run without a digit is read
+# as its words ("forbidden_targets" says "forbidden targets"), unless it is one of the case's literals.
 _RUN = re.compile(r"[\w./:\-]+")
-_MASK_TRIGGER = re.compile(r"[0-9_/]")
+_MASK_TRIGGER = re.compile(r"[0-9/]")
 
 
-def _mask(match: re.Match[str]) -> str:
-    run = match.group(0)
-    return "#" * len(run) if _MASK_TRIGGER.search(run) else run
+@functools.lru_cache(maxsize=64)
+def _masker(literals: frozenset[str]):
+    def mask(match: re.Match[str]) -> str:
+        run = match.group(0)
+        if _MASK_TRIGGER.search(run) or run.strip(".:-") in literals:
+            return "#" * len(run)
+        return run.replace("_", " ")
+    return mask
+
+
+@functools.lru_cache(maxsize=4096)
+def literal_pattern(literal: str) -> re.Pattern[str]:
+    """``literal`` as a whole token: "6.24.1" is not kept by "6.24.13", nor "call_ab" by "call_abc"."""
+    body = re.escape(literal)
+    if literal[:1].isalnum() or literal[:1] == "_":
+        body = r"(?<![\w])(?<![\w][.\-])" + body
+    if literal[-1:].isalnum() or literal[-1:] == "_":
+        body += r"(?![\w])(?![.\-:/]\w)"
+    return re.compile(body)
+
+
+def has_token(text: str, literal: str) -> bool:
+    """Whether ``literal`` occurs in ``text`` as a whole token (see ``literal_pattern``)."""
+    return literal in text and literal_pattern(literal).search(text) is not None
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,9 +68,10 @@ class Clause:
     lower: str
 
     @classmethod
-    def of(cls, text: str) -> Clause:
+    def of(cls, text: str, literals: frozenset[str] = frozenset()) -> Clause:
+        """``literals`` (lowercased) are masked wherever they appear, whatever their shape."""
         text = text.strip()
-        return cls(text, _RUN.sub(_mask, text.lower()))
+        return cls(text, _RUN.sub(_masker(literals), text.lower().replace("\u2019", "'")))
 
 
 @functools.lru_cache(maxsize=512)
@@ -72,7 +96,9 @@ class Context:
 
     result: CompactionResult
     rules: ProseRules
+    literals: frozenset[str] = frozenset()
     text: str = field(init=False)
+    reading: str = field(init=False)
     clauses: tuple[Clause, ...] = field(init=False)
     sentences: tuple[Clause, ...] = field(init=False)
     lines: tuple[Clause, ...] = field(init=False)
@@ -90,18 +116,22 @@ class Context:
         text = "\n".join(parts)
         object.__setattr__(self, "text", text)
         object.__setattr__(self, "call_ids", frozenset(ids))
-        clauses = tuple(Clause.of(c) for c in _CLAUSE_SPLIT.split(text) if c and c.strip())
+        # Cues are read in the structure-aware rewrite: headings, keys and columns travel with their items.
+        reading = "\n".join(line for part in parts for line in reading_lines(part))
+        object.__setattr__(self, "reading", reading)
+        lits = frozenset(lit.lower() for lit in self.literals)
+        clauses = tuple(Clause.of(c, lits) for c in _CLAUSE_SPLIT.split(reading) if c and c.strip())
         object.__setattr__(self, "clauses", clauses)
-        sentences = tuple(Clause.of(c) for c in _SENTENCE_SPLIT.split(text) if c and c.strip())
+        sentences = tuple(Clause.of(c, lits) for c in _SENTENCE_SPLIT.split(reading) if c and c.strip())
         object.__setattr__(self, "sentences", sentences)
-        lines = tuple(Clause.of(c) for c in text.split("\n") if c.strip())
+        lines = tuple(Clause.of(c, lits) for c in reading.split("\n") if c.strip())
         object.__setattr__(self, "lines", lines)
 
     # -- presence ---------------------------------------------------------------------------------
 
     def mentions(self, literal: str) -> bool:
-        """Byte-exact presence in the text, a kept tool call, or a ledger entry."""
-        return literal in self.text or literal in self.call_ids or any(
+        """Byte-exact presence, as a whole token, in the text, a kept tool call, or a ledger entry."""
+        return has_token(self.text, literal) or literal in self.call_ids or any(
             literal in e.literals for e in self.result.ledger or ()
         )
 
@@ -117,18 +147,18 @@ class Context:
         return None
 
     def clauses_with(self, literal: str) -> list[Clause]:
-        return [c for c in self.clauses if literal in c.text]
+        return [c for c in self.clauses if has_token(c.text, literal)]
 
     def sentences_with(self, literal: str) -> list[Clause]:
-        return [c for c in self.sentences if literal in c.text]
+        return [c for c in self.sentences if has_token(c.text, literal)]
 
     def lines_with(self, literal: str) -> list[Clause]:
-        return [c for c in self.lines if literal in c.text]
+        return [c for c in self.lines if has_token(c.text, literal)]
 
     def units_with(self, unit: str, literal: str) -> list[Clause]:
-        """The pieces of text of ``unit`` (``clause``, ``sentence`` or ``line``) that contain ``literal``."""
+        """The pieces of text of ``unit`` (``clause``, ``sentence`` or ``line``) holding ``literal`` as a token."""
         pieces = {"clause": self.clauses, "sentence": self.sentences, "line": self.lines}[unit]
-        return [c for c in pieces if literal in c.text]
+        return [c for c in pieces if has_token(c.text, literal)]
 
     def position(self, clause: Clause) -> int:
         """Where a clause sits in reading order (later statements override earlier ones)."""
@@ -136,23 +166,33 @@ class Context:
 
     # -- cues -------------------------------------------------------------------------------------
 
-    def cue_near(self, clause: Clause, literal: str, cues: tuple[str, ...], window: int | None = None) -> str | None:
-        """The first cue within ``window`` words of ``literal`` in ``clause``, honouring negation traps."""
+    def negated(self, lower: str, at: int) -> bool:
+        """Whether a negator sits within ``negation_window`` words before position ``at`` of ``lower``."""
+        words = _WORD.findall(lower, 0, at)[-self.rules.negation_window:] if at else []
+        return phrase_pattern(self.rules.negators).search(" ".join(words)) is not None
+
+    def cue_near(self, clause: Clause, literal: str, cues: tuple[str, ...], window: int | None = None, *,
+                 skip_negated: bool = False) -> str | None:
+        """The first cue within ``window`` words of ``literal`` in ``clause``, honouring negation traps.
+
+        With ``skip_negated``, a cue right after a negator ("hasn't been fixed") does not count.
+        """
         window = self.rules.cue_window if window is None else window
-        at = clause.text.find(literal)
-        if at < 0:
+        found = literal_pattern(literal).search(clause.text)
+        if found is None:
             return None
+        at = found.start()
         lower = clause.lower
         for trap in self.rules.negation_traps:
             lower = lower.replace(trap, "#" * len(trap))
-        start_words = len(_WORD.findall(clause.text, 0, at))
-        end_words = start_words + len(_WORD.findall(literal))
+        start_words = len(_WORD.findall(lower, 0, at))
+        end_words = start_words + max(1, len(_WORD.findall(lower, at, at + len(literal))))
         word_starts = [m.start() for m in _WORD.finditer(lower)]  # once, not once per cue (linear, not quadratic)
         for m in phrase_pattern(cues).finditer(lower):
             w = bisect.bisect_left(word_starts, m.start())  # words wholly before the cue
             if w > end_words + window:
                 break
-            if start_words - window <= w:
+            if start_words - window <= w and not (skip_negated and self.negated(lower, m.start())):
                 return m.group(0)
         return None
 

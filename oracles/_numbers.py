@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from oracles._context import Clause, Context, phrase_pattern
 
-__all__ = ["Mention", "value_mentions", "field_mentions", "operators_in"]
+__all__ = ["Mention", "value_mentions", "field_mentions", "line_mentions", "operators_in"]
 
 _WORDS = re.compile(r"\S+")
 _SNAKE = re.compile(r"\b[a-z][a-z0-9]*_[a-z0-9_]+\b")
@@ -25,8 +25,10 @@ class Mention:
 
 
 def _number_after(text: str, value: str | None) -> re.Match[str] | None:
-    pattern = r"(?<![\w.])" + (re.escape(value) if value else r"\d+(?:\.\d+)?") + r"(?![\w]|\.\d)"
-    return re.search(pattern, text)
+    """The number (``value``, or any), allowing a unit glued to it ("30s", "512MiB")."""
+    pattern = r"(?<![\w.])(" + (re.escape(value) if value else r"\d+(?:\.\d+)?") + r")(?:[a-zA-Z%]{1,4})?(?![\w]|\.\d)"
+    m = re.search(pattern, text)
+    return m
 
 
 def field_mentions(ctx: Context, field: str, value: str | None = None) -> list[Mention]:
@@ -45,14 +47,39 @@ def field_mentions(ctx: Context, field: str, value: str | None = None) -> list[M
             words = list(itertools.islice(_WORDS.finditer(text, start), ctx.rules.number_window + 2))
             window = text[start: words[-1].end()] if words else ""
             m = _number_after(window, value)
-            if m is None:
+            if m is not None:
+                between = window[: m.start()]
+                if _another_field(between, ctx.rules.field_links) or (value is not None and field in between):
+                    continue
+                after = " ".join(_WORDS.findall(window[m.end():])[:3])
+                out.append(Mention(clause, m.group(1), between + " " + after, between))
                 continue
-            between = window[: m.start()]
-            if _another_field(between, ctx.rules.field_links) or (value is not None and field in between):
-                continue
-            after = " ".join(_WORDS.findall(window[m.end():])[:3])
-            out.append(Mention(clause, m.group(0), between + " " + after, between))
+            before = _number_before(ctx, text[:at], value)
+            if before is not None:
+                out.append(Mention(clause, *before))
     return out
+
+
+def _number_before(ctx: Context, head: str, value: str | None) -> tuple[str, str, str] | None:
+    """A number stated before its field ("capped at 12 parallel jobs (max_parallel_jobs)"), if any.
+
+    Only within ``number_window`` words, with no other number or field in between; returns
+    (number, the operator context, the words before the number).
+    """
+    words = list(_WORDS.finditer(head))[-(ctx.rules.number_window + 1):]
+    if not words:
+        return None
+    tail = head[words[0].start():]
+    pattern = r"(?<![\w.])(" + (re.escape(value) if value else r"\d+(?:\.\d+)?") + r")(?:[a-zA-Z%]{1,4})?(?![\w]|\.\d)"
+    matches = list(re.finditer(pattern, tail))
+    if not matches:
+        return None
+    m = matches[-1]
+    after = tail[m.end():]
+    if re.search(r"\d", after) or _SNAKE.search(after) or _SNAKE.search(tail[: m.start()]):
+        return None  # another number or field sits between, or the number already follows a field of its own
+    before = " ".join(_WORDS.findall(head[: words[0].start() + m.start()])[-4:])
+    return m.group(1), before + " " + after, before
 
 
 def _another_field(between: str, links: tuple[str, ...]) -> bool:
@@ -64,8 +91,37 @@ def value_mentions(ctx: Context, field: str, value: str) -> list[Mention]:
     return field_mentions(ctx, field, value)
 
 
+def line_mentions(ctx: Context, field: str, value: str) -> list[Mention]:
+    """``value`` later on a line that names ``field`` with no other field or number in between
+    ("batch_size used to be capped at 1000; the user lowered it to at most 500"): the words just
+    before the value say how it binds."""
+    out = []
+    pattern = re.compile(r"(?<![\w.])" + re.escape(value) + r"(?:[a-zA-Z%]{1,4})?(?![\w]|\.\d)")
+    for line in ctx.lines_with(field):
+        at = line.text.find(field) + len(field)
+        for m in pattern.finditer(line.text, at):
+            between = line.text[at: m.start()]
+            if _another_field(between, ctx.rules.field_links):
+                break
+            before = " ".join(_WORDS.findall(between)[-4:])
+            out.append(Mention(line, value, before, before))
+            break
+    return out
+
+
+# A strict bound under a negation is the opposite closed bound: "must not go above 5" is "<= 5".
+_NEGATED = {">": "<=", "<": ">=", ">=": "<", "<=": ">"}
+
+
 def operators_in(text: str, ctx: Context) -> set[str]:
-    """Strong operators stated in ``text`` (longest phrase wins, so "no more than" is not "more than")."""
+    """Operators stated in ``text``, negation-aware (longest phrase wins, so "no more than" is not "more than")."""
     phrase_to_op = {p: op for op, ps in ctx.rules.operator_phrases for p in ps}
     pattern = phrase_pattern(tuple(phrase_to_op))
-    return {phrase_to_op[m.group(0)] for m in pattern.finditer(text.lower())}
+    lower = text.lower()
+    found = set()
+    for m in pattern.finditer(lower):
+        op = phrase_to_op[m.group(0)]
+        if op in ("<", ">") and ctx.negated(lower, m.start()):
+            op = _NEGATED[op]
+        found.add(op)
+    return found

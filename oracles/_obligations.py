@@ -33,8 +33,7 @@ def commitment_retained(case: Case) -> Iterator[Finding]:
             yield Finding.about("commitment-retained", fact, f"open commitment to {fact.detail('action')} {obj} was dropped",
                                 expected=obj, found=ctx.near_miss(obj))
             continue
-        cues = _action_forms(fact) + ctx.rules.pending_cues
-        if any(ctx.cue_near(c, obj, cues) for c in ctx.units_with(ctx.rules.pending_unit, obj)):
+        if _pending_stated(ctx, fact, obj):
             continue
         yield Finding.about(
             "commitment-retained", fact,
@@ -55,14 +54,23 @@ def completion_honest(case: Case) -> Iterator[Finding]:
                                 expected="open", found=entry.status)
             continue
         past = (fact.detail("past") or "").lower()
-        cues = ctx.rules.completion_cues + ((past,) if past else ())
+        # Once the pending action is stated somewhere, only its own verb ("re-ran X") claims completion:
+        # "X already ran on scratch; still to do: re-run X on staging" is two actions, not a contradiction.
+        pending = _pending_stated(ctx, fact, obj)
+        cues = ((past,) if past else ()) if pending else ctx.rules.completion_cues + ((past,) if past else ())
         for clause in ctx.units_with(ctx.rules.completion_unit, obj):
-            cue = ctx.cue_near(clause, obj, cues, window=ctx.rules.completion_window)
+            cue = cues and ctx.cue_near(clause, obj, cues, window=ctx.rules.completion_window, skip_negated=True)
             if cue and not ctx.cue_in(clause, ctx.rules.pending_cues):
                 yield Finding.about("completion-honest", fact,
                                     f"the context says the commitment on {obj} is done ({cue!r}); it is still open",
                                     expected=f"{fact.detail('action')} {obj} still pending", found=clause.text)
                 break
+
+
+def _pending_stated(ctx, fact, obj: str) -> bool:
+    """The object sits in a unit with its action (any spelling) or with a pending cue ("TODO", "once", "blocked")."""
+    return any(ctx.cue_near(c, obj, _action_forms(fact)) or ctx.cue_in(c, ctx.rules.pending_cues)
+               for c in ctx.units_with(ctx.rules.pending_unit, obj))
 
 
 @oracle("handle-retained", reference="000, 001")
@@ -117,7 +125,7 @@ def error_retained(case: Case) -> Iterator[Finding]:
             continue
         rules = ctx.rules
         for clause in ctx.units_with(rules.resolution_unit, code):
-            cue = ctx.cue_near(clause, code, rules.resolution_cues, window=rules.resolution_window)
+            cue = ctx.cue_near(clause, code, rules.resolution_cues, window=rules.resolution_window, skip_negated=True)
             if cue and not ctx.cue_in(clause, rules.resolution_negators):
                 yield Finding.about("error-retained", fact, f"error {code} is stated as resolved ({cue!r}); it is not",
                                     expected=f"{code} unresolved", found=clause.text)

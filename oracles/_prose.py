@@ -9,7 +9,7 @@ from harness._base._kinds import kind_def
 from harness._base._model import FactKind, Polarity
 from oracles._context import Clause
 from oracles._core import Case, Finding, Severity, oracle
-from oracles._numbers import field_mentions, operators_in, value_mentions
+from oracles._numbers import field_mentions, line_mentions, operators_in, value_mentions
 
 
 @oracle("literal-verbatim", reference="004, 001")
@@ -86,6 +86,8 @@ def _judge_threshold(case: Case, fact, field: str, value: str, op: str) -> Itera
     rules = ctx.rules
     expected = f"{field} {op} {value}"
     mentions = value_mentions(ctx, field, value)
+    if not mentions and all(ctx.cue_in(m.clause, rules.staleness_cues) for m in field_mentions(ctx, field)):
+        mentions = line_mentions(ctx, field, value)  # the field's own numbers are all history: read on
     if not mentions:
         others = field_mentions(ctx, field)
         if others:
@@ -202,7 +204,11 @@ def no_invented_obligation(case: Case) -> Iterator[Finding]:
     ctx = case.context
     rules = ctx.rules
     source = _source_text(case)
-    required = {lit for f in case.live if f.polarity is Polarity.REQUIRE for lit in f.literals[:1]}
+    # What "forbidding a requirement" can invert: a bound value, not a threshold's field or a commitment's
+    # object ("don't re-run X until the review" is how a pending commitment is often put).
+    required = {f.literals[0] for f in case.live
+                if f.kind in (FactKind.LITERAL_BINDING, FactKind.SUPERSESSION) and f.polarity is Polarity.REQUIRE
+                and len(f.literals) == 1}
     forbidden = {f.literals[0] for f in case.transcript.facts if f.kind is FactKind.PROHIBITION and f.origin_turn < case.boundary}
     reported: set[str] = set()
     for clause in ctx.clauses:

@@ -40,6 +40,9 @@ class ProseRules:
         "may not", "not allowed", "forbidden", "forbid", "prohibited", "off limits", "off-limits",
         "under no circumstances", "banned", "not permitted", "no writes to", "not to use", "not use",
         "must never", "is blocked", "blocklisted", "denylisted", "deny", "not touch", "no access to",
+        "hands off", "away from", "go near", "stay out of", "keep out of", "no deploys", "no deploy", "no writes",
+        "no reads", "frozen", "untouchable", "do not use", "not be used", "disallowed", "excluded", "nothing should",
+        "not a single", "never to be",
     )
     # A prohibition turned into a preference or a ranking: present anywhere in the clause, it wins.
     softening_cues: tuple[str, ...] = (
@@ -51,6 +54,7 @@ class ProseRules:
     negation_traps: tuple[str, ...] = (
         "don't worry", "do not worry", "don't forget", "do not forget", "do not hesitate",
         "don't hesitate", "not only", "never mind", "not sure", "no longer", "not needed",
+        "blocked by", "blocked until", "blocked on", "no need to worry",
     )
     # A negative fact keeps its disposition: one of these in its clause.
     disposition_cues: tuple[str, ...] = (
@@ -58,11 +62,19 @@ class ProseRules:
         "failed", "fails", "failure", "did not work", "didn't work", "does not work", "broke", "unsuccessful",
         "superseded", "replaced", "obsolete", "deprecated", "no longer", "do not retry", "don't retry",
         "do not propose", "don't propose", "do not re-propose", "not to retry", "no-go", "discarded",
+        "turned down", "dead end", "off the table", "blew up", "said no", "don't go back", "do not go back",
+        "not viable", "gave up", "scrapped", "shelved", "nixed", "won't work", "doesn't work", "not an option",
+        "ruled against", "do not revisit", "don't revisit", "not pursue", "not to be retried", "do not try",
+        "don't try", "never again",
     )
     # An open tool call explicitly marked open.
     unresolved_cues: tuple[str, ...] = (
         "unresolved", "in flight", "in-flight", "pending", "awaiting", "waiting for", "still running",
         "not yet returned", "no result yet", "outstanding", "still open", "not returned", "open call",
+        "yet", "so far", "come back", "came back", "no response", "no reply", "no answer", "heard back",
+        "not returned", "not been answered", "not answered", "not reported", "no confirmation", "unknown",
+        "not back", "still no", "waiting", "in progress", "not finished", "not completed", "not complete",
+        "unanswered", "running",
     )
     # Something stated as finished.
     completion_cues: tuple[str, ...] = (
@@ -74,23 +86,37 @@ class ProseRules:
         "will", "pending", "todo", "to do", "to-do", "still need", "still needs", "not yet", "yet to",
         "must", "should", "outstanding", "remaining", "next", "promised", "committed to", "plan to",
         "once", "after", "when", "open", "not done", "isn't done", "not complete", "incomplete",
-        "need to", "needs to", "going to", "scheduled",
+        "need to", "needs to", "going to", "scheduled", "owe", "parked", "on hold", "blocked", "hold off",
+        "holding off", "waits", "waiting", "not started", "first thing", "until", "queued", "later", "deferred",
+        "postponed", "still to", "to be", "awaiting", "open", "backlog", "upcoming", "planned",
     )
     # A number stated loosely: any of these beside a threshold's number voids it.
     approximation_cues: tuple[str, ...] = (
         "roughly", "about", "around", "approximately", "approx", "~", "or so", "give or take", "circa",
         "a few", "several", "some", "limited", "a handful", "a couple", "modest", "reasonable",
+        "close to", "near", "nearly", "generally", "usually", "mostly", "typically", "try to", "aim for",
+        "ideally", "preferably", "if possible", "in the region of", "ballpark", "or thereabouts", "expected to be",
+        "discouraged", "where possible", "more or less", "give or take", "loosely", "soft limit", "rule of thumb",
     )
     # Operator phrases, strongest first; ":", "=", "is", "set to" are neutral assignments.
     operator_phrases: tuple[tuple[str, tuple[str, ...]], ...] = (
         ("<=", ("<=", "≤", "=<", "no higher than", "not above", "not over", "no greater than", "at most", "no more than", "not more than", "never more than", "up to",
-                "capped at", "cap of", "cap at", "maximum of", "maximum", "max", "not exceed", "limited to")),
+                "capped at", "cap of", "cap at", "maximum of", "maximum", "max", "not exceed", "limited to",
+                "at or below", "at or under", "or less", "or fewer", "or lower", "or below", "ceiling of", "ceiling",
+                "cap", "capped", "no more", "tops", "not to exceed", "must not exceed", "never exceed")),
         (">=", (">=", "≥", "=>", "no lower than", "not below", "not under", "at least", "no fewer than", "no less than", "not less than", "minimum of",
-                "minimum", "min", "or more", "or higher")),
+                "minimum", "min", "or more", "or higher", "at or above", "at or over", "or above", "floor of", "floor",
+                "never below", "never under", "never fewer")),
         ("<", ("<", "fewer than", "less than", "strictly below", "below", "under", "lower than")),
         (">", (">", "more than", "greater than", "strictly above", "above", "over", "exceeds", "exceeding",
                "higher than")),
         ("==", ("==", "exactly", "precisely", "equal to", "equals", "fixed at", "pinned to")),
+    )
+    # A cue right after one of these (within ``negation_window`` words) is negated: "hasn't been fixed"
+    # is no fix, "must not go above 5" is "<= 5". Strict operators flip; completions and resolutions void.
+    negators: tuple[str, ...] = (
+        "not", "never", "no", "without", "yet to", "nor", "cannot", "hasn't", "haven't", "hadn't", "isn't",
+        "aren't", "wasn't", "weren't", "didn't", "doesn't", "don't", "won't", "can't", "couldn't", "shouldn't",
     )
     # Between a snake_case name and a number, one of these makes the name the number's field: so in
     # "retry_limit 3, max_retries: 5" the 5 belongs to max_retries, not to retry_limit.
@@ -120,10 +146,11 @@ class ProseRules:
     disposition_window: int = 12
     unresolved_window: int = 12
     number_window: int = 6
+    negation_window: int = 4
     # Where each check reads (see the module docstring for the units).
     prohibition_unit: str = "sentence"
     softening_unit: str = "clause"
-    pending_unit: str = "clause"
+    pending_unit: str = "sentence"
     completion_unit: str = "clause"
     resolution_unit: str = "clause"
     disposition_unit: str = "line"
@@ -138,7 +165,7 @@ class ProseRules:
     def __post_init__(self) -> None:
         for f in fields(self):
             value = getattr(self, f.name)
-            if f.name.endswith(("_cues", "_traps", "_negators", "_statuses", "_links")):
+            if f.name.endswith(("_cues", "_traps", "_negators", "_statuses", "_links")) or f.name == "negators":
                 if not isinstance(value, tuple) or not all(isinstance(v, str) and v for v in value):
                     raise InvalidArgument(f"ProseRules({f.name}={value!r}): expected a tuple of non-empty strings")
             if f.name == "operator_phrases" and not (isinstance(value, tuple) and all(

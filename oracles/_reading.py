@@ -1,0 +1,138 @@
+"""Structure as meaning: a summary's Markdown, tables, JSON and YAML rewritten as plain lines.
+
+LLM summaries carry meaning in structure: a heading "## Forbidden" over a bare
+bullet, a table column "status", a JSON key "forbidden_targets" over a list.
+Before any cue is read, ``reading_lines`` rewrites the context so each line
+states what governs it: every list item, table row, YAML value and JSON leaf
+is prefixed with the headings, column names and keys above it
+("Forbidden: s3://x/"), and Markdown emphasis and code spans are stripped
+(never masked). Lines are the only unit that changes shape here; the oracles
+split them into sentences and clauses as before.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+__all__ = ["reading_lines", "strip_markup"]
+
+_HEADING = re.compile(r"^\s{0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
+_BULLET = re.compile(r"^(\s*)(?:[-*+•]|\d{1,3}[.)])\s+")
+_KEY_ONLY = re.compile(r"^(\s*)(?:[-*+•]\s+)?([^:\n]{1,80}):\s*$")
+_BOLD_LINE = re.compile(r"^\s*\*\*([^*]+?)\*\*:?\s*$")
+_TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$")
+_FENCE = re.compile(r"^\s*(```|~~~)")
+# Emphasis and code markup around words; an underscore *inside* a word (snake_case) is not markup.
+_MARKUP = re.compile(r"\*\*|__(?!\w*__\w)|`+|~~|(?<![\w*])\*(?=\S)|(?<=\S)\*(?![\w*])|(?<![\w])_+(?=\w)|(?<=\w)_+(?![\w])")
+
+
+def strip_markup(line: str) -> str:
+    """A line without emphasis, strike-through and code-span markers."""
+    return _MARKUP.sub("", line)
+
+
+def reading_lines(text: str) -> list[str]:
+    """The context's lines, each carrying the headings, keys and columns that govern it."""
+    parsed = _as_json(text)
+    if parsed is not None:
+        return _flatten(parsed, [])
+    out: list[str] = []
+    lines = text.split("\n")
+    i = 0
+    while i < len(lines):
+        if _FENCE.match(lines[i]):  # a fenced block: JSON inside is read as data, anything else line by line
+            end = next((j for j in range(i + 1, len(lines)) if _FENCE.match(lines[j])), len(lines))
+            block = "\n".join(lines[i + 1:end])
+            parsed = _as_json(block)
+            out.extend(_flatten(parsed, []) if parsed is not None else _scoped(block.split("\n")))
+            i = end + 1
+            continue
+        start = i
+        while i < len(lines) and not _FENCE.match(lines[i]):
+            i += 1
+        out.extend(_scoped(lines[start:i]))
+    return out
+
+
+def _as_json(text: str) -> Any:
+    stripped = text.strip()
+    if not stripped or stripped[0] not in "[{":
+        return None
+    try:
+        value = json.loads(stripped)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict | list) else None
+
+
+def _scalar(value: Any) -> str:
+    if value is None:
+        return "none"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def _flatten(value: Any, path: list[str]) -> list[str]:
+    """JSON as lines: ``a: b: leaf`` for nested keys; a list of objects gives one line per object."""
+    prefix = ": ".join(path)
+    if isinstance(value, dict):
+        if value and all(not isinstance(v, dict | list) for v in value.values()) and path:
+            return [f"{prefix}: " + ", ".join(f"{k}: {_scalar(v)}" for k, v in value.items())]
+        out = []
+        for key, item in value.items():
+            out.extend(_flatten(item, [*path, str(key)]))
+        return out
+    if isinstance(value, list):
+        out = []
+        for item in value:
+            out.extend(_flatten(item, path) if isinstance(item, dict | list) else [_join(prefix, _scalar(item))])
+        return out or ([f"{prefix}: none"] if prefix else [])
+    return [_join(prefix, _scalar(value))]
+
+
+def _join(prefix: str, text: str) -> str:
+    return f"{prefix}: {text}" if prefix else text
+
+
+def _scoped(lines: list[str]) -> list[str]:
+    """Lines under Markdown headings, bold labels, ``key:`` lines and table headers, prefixed by them."""
+    out: list[str] = []
+    headings: list[tuple[int, str]] = []  # (level, text): Markdown levels 1..6, a bold label 7
+    keys: list[tuple[int, str]] = []  # (indent, text): "key:" lines governing what is indented under them
+    columns: list[str] | None = None
+    for raw in lines:
+        line = strip_markup(raw.rstrip())
+        if not line.strip():
+            columns = None
+            continue
+        heading = _HEADING.match(line)
+        bold = _BOLD_LINE.match(raw)
+        if heading or bold:
+            level = len(heading.group(1)) if heading else 7
+            text = (heading.group(2) if heading else strip_markup(bold.group(1))).strip().rstrip(":").strip()
+            headings = [h for h in headings if h[0] < level] + [(level, text)]
+            keys, columns = [], None
+            continue
+        if line.lstrip().startswith("|"):
+            cells = [c.strip() for c in line.strip().strip("|").split("|")]
+            if _TABLE_RULE.match(line):
+                continue
+            if columns is None:
+                columns = cells
+                continue
+            line = ", ".join(f"{h}: {c}" if h else c for h, c in zip(columns, cells) if c)
+        indent = len(line) - len(line.lstrip())
+        bullet = _BULLET.match(line)
+        keys = [k for k in keys if k[0] < indent or (k[0] == indent and bullet)]
+        key_only = _KEY_ONLY.match(line)
+        body = line[bullet.end():] if bullet else line.strip()
+        if key_only and not body.rstrip().endswith("::"):
+            keys.append((indent, key_only.group(2).strip()))
+            continue
+        prefix = [t for _, t in headings] + [t for _, t in keys]
+        out.append(": ".join([*prefix, body.strip()]) if prefix else body.strip())
+    # A heading or label with nothing under it still says something ("## No open errors").
+    return out or [t for _, t in headings]
