@@ -178,23 +178,31 @@ class Context:
         With ``skip_negated``, a cue right after a negator ("hasn't been fixed") does not count.
         """
         window = self.rules.cue_window if window is None else window
-        found = literal_pattern(literal).search(clause.text)
-        if found is None:
-            return None
-        at = found.start()
         lower = clause.lower
-        for trap in self.rules.negation_traps:
-            lower = lower.replace(trap, "#" * len(trap))
-        start_words = len(_WORD.findall(lower, 0, at))
-        end_words = start_words + max(1, len(_WORD.findall(lower, at, at + len(literal))))
+        # A cue inside a negation trap ("never" in "never mind") is no cue; the trap itself may be one.
+        traps = [(m.start(), m.end()) for m in phrase_pattern(self.rules.negation_traps).finditer(lower)]
         word_starts = [m.start() for m in _WORD.finditer(lower)]  # once, not once per cue (linear, not quadratic)
+        cue_words = []
         for m in phrase_pattern(cues).finditer(lower):
-            w = bisect.bisect_left(word_starts, m.start())  # words wholly before the cue
-            if w > end_words + window:
-                break
-            if start_words - window <= w and not (skip_negated and self.negated(lower, m.start())):
-                return m.group(0)
+            if any(a <= m.start() and m.end() <= b and (a, b) != m.span() for a, b in traps):
+                continue
+            if not (skip_negated and self.negated(lower, m.start())):
+                cue_words.append((bisect.bisect_left(word_starts, m.start()), m.group(0)))  # words wholly before it
+        if not cue_words:
+            return None
+        for found in literal_pattern(literal).finditer(clause.text):  # every mention of the literal, not the first
+            start_words = bisect.bisect_left(word_starts, found.start())
+            end_words = start_words + max(1, len(_WORD.findall(lower, found.start(), found.end())))
+            for w, cue in cue_words:
+                if start_words - window <= w <= end_words + window:
+                    return cue
         return None
+
+    def status_in(self, clause: Clause) -> str | None:
+        """The value of a structured status field in ``clause`` ("status: done" gives "done"), if any."""
+        keys = "|".join(re.escape(k) for k in self.rules.status_keys)
+        m = re.search(rf"\b(?:{keys})\s*[:=]\s*([a-z][a-z _\-]*?)\s*(?:[,;)]|$)", clause.lower)
+        return m.group(1) if m else None
 
     def cue_in(self, clause: Clause, cues: tuple[str, ...]) -> str | None:
         m = phrase_pattern(cues).search(clause.lower)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from harness._base._model import FactKind
+from oracles._context import Clause, phrase_pattern
 from oracles._core import Case, Finding, oracle
 from oracles._numbers import value_mentions
 
@@ -33,6 +34,13 @@ def commitment_retained(case: Case) -> Iterator[Finding]:
             yield Finding.about("commitment-retained", fact, f"open commitment to {fact.detail('action')} {obj} was dropped",
                                 expected=obj, found=ctx.near_miss(obj))
             continue
+        cancelled = next((c for c in ctx.units_with(ctx.rules.pending_unit, obj)
+                          if ctx.cue_near(c, obj, ctx.rules.cancellation_cues, skip_negated=True)
+                          and not ctx.cue_in(c, ctx.rules.pending_cues)), None)
+        if cancelled is not None:
+            yield Finding.about("commitment-retained", fact, f"the open commitment on {obj} is stated as cancelled",
+                                expected=f"{fact.detail('action')} {obj} still pending", found=cancelled.text)
+            continue
         if _pending_stated(ctx, fact, obj):
             continue
         yield Finding.about(
@@ -54,13 +62,19 @@ def completion_honest(case: Case) -> Iterator[Finding]:
                                 expected="open", found=entry.status)
             continue
         past = (fact.detail("past") or "").lower()
-        # Once the pending action is stated somewhere, only its own verb ("re-ran X") claims completion:
+        # Once the obligation is stated as pending somewhere, only its own verb ("re-ran X") claims completion:
         # "X already ran on scratch; still to do: re-run X on staging" is two actions, not a contradiction.
-        pending = _pending_stated(ctx, fact, obj)
+        pending = any(ctx.cue_in(c, ctx.rules.pending_cues) for c in ctx.units_with(ctx.rules.pending_unit, obj))
         cues = ((past,) if past else ()) if pending else ctx.rules.completion_cues + ((past,) if past else ())
         for clause in ctx.units_with(ctx.rules.completion_unit, obj):
-            cue = cues and ctx.cue_near(clause, obj, cues, window=ctx.rules.completion_window, skip_negated=True)
-            if cue and not ctx.cue_in(clause, ctx.rules.pending_cues):
+            status = ctx.status_in(clause)
+            cue = status if status and phrase_pattern(ctx.rules.done_statuses + ctx.rules.completion_cues).search(
+                status) and (not pending or ctx.cue_in(clause, _action_forms(fact))) else None
+            if cue is None and cues:
+                cue = ctx.cue_near(clause, obj, cues, window=ctx.rules.completion_window, skip_negated=True)
+                if cue and ctx.cue_in(clause, ctx.rules.pending_cues):
+                    cue = None
+            if cue:
                 yield Finding.about("completion-honest", fact,
                                     f"the context says the commitment on {obj} is done ({cue!r}); it is still open",
                                     expected=f"{fact.detail('action')} {obj} still pending", found=clause.text)
@@ -104,6 +118,13 @@ def closure(case: Case) -> Iterator[Finding]:
         if entry is not None and entry.status.lower() in ctx.rules.open_statuses:
             continue
         clauses = ctx.units_with(ctx.rules.unresolved_unit, call_id)
+        answered = next((c for c in clauses if (s := ctx.status_in(c))
+                         and phrase_pattern(ctx.rules.call_done_cues + ctx.rules.done_statuses).search(s)), None)
+        if answered is not None:
+            yield Finding.about("closure", fact, f"call {call_id} is still open at the boundary but the context says it "
+                                f"finished ({ctx.status_in(answered)!r})", expected=f"{call_id} marked unresolved",
+                                found=answered.text)
+            continue
         if any(ctx.cue_near(c, call_id, ctx.rules.unresolved_cues, window=ctx.rules.unresolved_window)
                for c in clauses):
             continue
@@ -125,6 +146,12 @@ def error_retained(case: Case) -> Iterator[Finding]:
             continue
         rules = ctx.rules
         for clause in ctx.units_with(rules.resolution_unit, code):
+            status = ctx.status_in(clause)
+            if status and phrase_pattern(rules.resolution_cues + rules.done_statuses).search(status) \
+                    and not phrase_pattern(rules.negators).search(status):
+                yield Finding.about("error-retained", fact, f"error {code} is stated as resolved (status {status!r}); "
+                                    "it is not", expected=f"{code} unresolved", found=clause.text)
+                break
             cue = ctx.cue_near(clause, code, rules.resolution_cues, window=rules.resolution_window, skip_negated=True)
             if cue and not ctx.cue_in(clause, rules.resolution_negators):
                 yield Finding.about("error-retained", fact, f"error {code} is stated as resolved ({cue!r}); it is not",
@@ -138,7 +165,15 @@ def gating_field_retained(case: Case) -> Iterator[Finding]:
     ctx = case.context
     for fact in _live(case, FactKind.GATING_FIELD):
         field, value = fact.literals
-        if ctx.ledger_entry(fact) or value_mentions(ctx, field, value):
+        if ctx.ledger_entry(fact):
+            continue
+        mentions = value_mentions(ctx, field, value)
+        loose = next((m for m in mentions if ctx.cue_in(Clause.of(m.before_number), ctx.rules.approximation_cues)), None)
+        if loose is not None:
+            yield Finding.about("gating-field-retained", fact, f"gating field {field} is stated approximately",
+                                expected=f"{field}: {value}", found=loose.clause.text)
+            continue
+        if mentions:
             continue
         write = fact.detail("write") or "a write"
         if not ctx.mentions(field):

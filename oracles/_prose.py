@@ -111,17 +111,36 @@ def _judge_threshold(case: Case, fact, field: str, value: str, op: str) -> Itera
             worst = worst or Finding.about("threshold-exact", fact, f"{field} is stated approximately ({approx!r})",
                                            expected=expected, found=mention.clause.text)
         elif op in stated:
+            yield from _restated_differently(ctx, fact, mentions, expected)
             return
         elif stated:
             worst = Finding.about("threshold-exact", fact, f"{field} operator changed from {op} to {'/'.join(sorted(stated))}",
                                   expected=expected, found=mention.clause.text)
         elif op == "==":
+            yield from _restated_differently(ctx, fact, mentions, expected)
             return
         elif worst is None or worst.severity is Severity.DEGRADE:
             worst = Finding.about("threshold-exact", fact, f"{field} keeps {value} but not its operator {op}",
                                   expected=expected, found=mention.clause.text, severity=Severity.DEGRADE)
+    if worst is not None and worst.severity is Severity.DEGRADE:
+        restated = list(_restated_differently(ctx, fact, mentions, expected))
+        worst = restated[0] if restated else worst
     if worst is not None:
         yield worst
+
+
+def _restated_differently(ctx, fact, mentions, expected: str) -> Iterator[Finding]:
+    """The field stated again later with another number, not marked as history: the later one misleads."""
+    field, value = fact.literals
+    last = max(ctx.reading.find(m.clause.text) for m in mentions)
+    for other in field_mentions(ctx, field):
+        if other.number == value or ctx.reading.find(other.clause.text) <= last:
+            continue
+        if ctx.cue_in(other.clause, ctx.rules.staleness_cues):
+            continue
+        yield Finding.about("threshold-exact", fact, f"{field} is stated again later as {other.number}; the limit is {value}",
+                            expected=expected, found=other.clause.text)
+        return
 
 
 @oracle("supersession", reference="001, 004")

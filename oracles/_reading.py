@@ -25,12 +25,15 @@ _BOLD_LINE = re.compile(r"^\s*\*\*([^*]+?)\*\*:?\s*$")
 _TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$")
 _FENCE = re.compile(r"^\s*(```|~~~)")
 # Emphasis and code markup around words; an underscore *inside* a word (snake_case) is not markup.
-_MARKUP = re.compile(r"\*\*|__(?!\w*__\w)|`+|~~|(?<![\w*])\*(?=\S)|(?<=\S)\*(?![\w*])|(?<![\w])_+(?=\w)|(?<=\w)_+(?![\w])")
+_MARKUP = re.compile(r"\*\*|__(?!\w*__\w)|`+|(?<![\w*])\*(?=\S)|(?<=\S)\*(?![\w*])|(?<![\w])_+(?=\w)|(?<=\w)_+(?![\w])")
+
+
+_STRUCK = re.compile(r"~~(.+?)~~")
 
 
 def strip_markup(line: str) -> str:
-    """A line without emphasis, strike-through and code-span markers."""
-    return _MARKUP.sub("", line)
+    """A line without emphasis and code-span markers; struck-through text says so in words."""
+    return _MARKUP.sub("", _STRUCK.sub(r"\1 (struck through)", line))
 
 
 def reading_lines(text: str) -> list[str]:
@@ -103,6 +106,7 @@ def _scoped(lines: list[str]) -> list[str]:
     headings: list[tuple[int, str]] = []  # (level, text): Markdown levels 1..6, a bold label 7
     keys: list[tuple[int, str]] = []  # (indent, text): "key:" lines governing what is indented under them
     columns: list[str] | None = None
+    item_indent = None  # the indent of the last list item's text, so its continuation lines join it
     for raw in lines:
         line = strip_markup(raw.rstrip())
         if not line.strip():
@@ -126,11 +130,16 @@ def _scoped(lines: list[str]) -> list[str]:
             line = ", ".join(f"{h}: {c}" if h else c for h, c in zip(columns, cells) if c)
         indent = len(line) - len(line.lstrip())
         bullet = _BULLET.match(line)
+        if not bullet and item_indent is not None and indent >= item_indent and out and not _KEY_ONLY.match(line):
+            out[-1] += ", " + line.strip()  # "- code: E1" / "  status: open": one item, one line
+            continue
+        item_indent = bullet.end() if bullet else None
         keys = [k for k in keys if k[0] < indent or (k[0] == indent and bullet)]
         key_only = _KEY_ONLY.match(line)
         body = line[bullet.end():] if bullet else line.strip()
         if key_only and not body.rstrip().endswith("::"):
             keys.append((indent, key_only.group(2).strip()))
+            item_indent = None
             continue
         prefix = [t for _, t in headings] + [t for _, t in keys]
         out.append(": ".join([*prefix, body.strip()]) if prefix else body.strip())

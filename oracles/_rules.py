@@ -47,14 +47,15 @@ class ProseRules:
     # A prohibition turned into a preference or a ranking: present anywhere in the clause, it wins.
     softening_cues: tuple[str, ...] = (
         "prefer", "rather", "if possible", "where possible", "ideally", "try to", "try not to",
-        "avoid", "better not", "should probably", "preferably", "when feasible", "if you can",
+        "avoid", "better not", "should probably", "preferably", "when feasible", "if you can", "mostly",
+        "usually", "generally", "typically", "normally", "where practical", "as a rule", "most of the time",
         "over ", "ranked", "ranking", "favour", "favor", "lean towards", "discouraged",
     )
     # Phrases that contain a negation word but are not prohibitions.
     negation_traps: tuple[str, ...] = (
         "don't worry", "do not worry", "don't forget", "do not forget", "do not hesitate",
         "don't hesitate", "not only", "never mind", "not sure", "no longer", "not needed",
-        "blocked by", "blocked until", "blocked on", "no need to worry",
+        "no need to worry",
     )
     # A negative fact keeps its disposition: one of these in its clause.
     disposition_cues: tuple[str, ...] = (
@@ -80,6 +81,7 @@ class ProseRules:
     completion_cues: tuple[str, ...] = (
         "done", "complete", "completed", "finished", "succeeded", "has been", "have been", "was run",
         "were run", "already", "carried out", "executed", "applied", "shipped", "accomplished",
+        "struck through", "merged", "wrapped up",
     )
     # Cancel a completion cue when in the same clause: the thing is still ahead.
     pending_cues: tuple[str, ...] = (
@@ -121,6 +123,82 @@ class ProseRules:
     # Between a snake_case name and a number, one of these makes the name the number's field: so in
     # "retry_limit 3, max_retries: 5" the 5 belongs to max_retries, not to retry_limit.
     field_links: tuple[str, ...] = (":", "=", "<", ">", "≤", "≥", "is", "at", "must")
+    # An obligation's force weakened: a requirement turned preference, habit, option or default.
+    weakening_cues: tuple[str, ...] = (
+        "ideally", "preferably", "if possible", "where possible", "where practical", "when possible", "optional",
+        "optionally", "may also", "can also", "could also", "mostly", "usually", "generally", "typically", "often",
+        "sometimes", "normally", "not required", "not mandatory", "not strictly", "not critical", "free to",
+        "feel free", "if needed", "if necessary", "as needed", "can be relaxed", "can be raised", "can be lowered",
+        "suggested", "suggestion", "recommended", "nice to have", "nice-to-have", "nice for", "prefer", "if you like",
+        "if it gets in the way", "unless it", "should probably", "probably", "might", "could", "may want", "one option",
+        "an option", "defaults to", "is the default", "default;", "starting point", "tune", "a guideline",
+        "guideline", "rule of thumb", "soft", "flexible", "negotiable", "tolerable", "or so", "or any", "any other",
+        "any replica", "works too", "works as well", "is fine too", "fine too", "or something", "unverified",
+        "under consideration", "candidates", "ideas", "whichever", "either", "alternatively", "or write",
+        "fine to raise", "fine to skip", "fine to go", "go higher", "go lower", "tune upward", "tune downward",
+        "could serve", "as a reference", "if practical", "try to", "aim for",
+    )
+    # Cues that re-assert a requirement in its unit, so a waiver word there is about something else.
+    reassert_cues: tuple[str, ...] = (
+        "must", "only", "exactly", "pinned", "required", "always", "reuse", "re-use", "existing",
+        "already exists", "already have", "in place", "do not recreate", "don't recreate", "never",
+    )
+    # What states a withdrawn binding, limit or value as still in force (with the operator phrases).
+    binding_cues: tuple[str, ...] = (
+        "must", "only", "exactly", "required", "pinned", "always", "never", "reminder", "next step", "keep",
+        "use ", "stays", "limit", "cap",
+    )
+    # A prohibition contradicted: the target said to be allowed after all.
+    permission_cues: tuple[str, ...] = (
+        "fine to use", "ok to use", "okay to use", "is fine", "is allowed", "are allowed", "now allowed",
+        "allowed now", "allowed again", "permitted", "cleared", "lifted", "approved", "can use", "may use",
+        "can be used", "free to use", "go ahead", "acceptable", "unblocked", "no longer forbidden",
+        "no longer off", "no longer banned", "no longer blocked", "green light", "can go", "may go",
+        "is fine to", "are fine to", "can be written", "can write", "may write",
+    )
+    # A rejected, failed or superseded approach brought back.
+    reversal_cues: tuple[str, ...] = (
+        "chosen", "chose", "adopted", "going with", "go with", "back on the table", "reconsidered", "reinstated",
+        "revived", "switching back", "switch back", "back to", "approved", "is the plan", "the current plan",
+        "now the plan", "now preferred", "preferred approach", "selected", "fixed and", "has been fixed",
+        "works now", "we will use", "will use", "retry it", "try it again", "worth retrying", "give it another",
+    )
+    # A binding or a reuse given up: the value no longer required, another one as good, the thing to be made anew.
+    waiver_cues: tuple[str, ...] = (
+        "no longer needed", "not needed", "no longer required", "not required", "no need", "is dropped",
+        "was dropped", "were dropped", "any ", "will do", "works too", "works as well", "take the latest",
+        "instead", "start over", "from scratch", "write a new", "write something", "a new ", "fresh",
+        "to create", "create", "missing", "deleted", "stale", "removed", "rewrite", "regenerate", "todo",
+        "to do", "to write", "write ", "not pinned", "unpinned", "no longer applies", "no longer",
+        "doesn't matter", "does not matter", "isn't critical", "not critical", "at first",
+    )
+    # An obligation stated as ended: withdrawn, cancelled, dropped.
+    withdrawal_cues: tuple[str, ...] = (
+        "withdrawn", "withdrew", "withdrawing", "withdraw", "retracted", "retracting", "retract", "no longer",
+        "lifted", "cancelled", "canceled", "dropped", "revoked", "never mind", "forget", "scratch",
+        "rescinded", "not needed", "not necessary", "scrapped", "abandoned", "void", "removed", "struck through",
+        "not relevant", "obsolete", "won't do", "will not do", "was", "previously", "used to", "anymore",
+        "any more", "formerly", "earlier", "old", "past",
+    )
+    # A pending obligation filed as cancelled (a heading "Dropped", a struck-through item).
+    cancellation_cues: tuple[str, ...] = (
+        "dropped", "not needed", "no longer needed", "cancelled", "canceled", "struck through", "won't do",
+        "will not do", "abandoned", "scrapped", "withdrawn", "descoped", "de-scoped", "skipped", "skip it",
+    )
+    # An error stated as still open.
+    still_failing_cues: tuple[str, ...] = (
+        "still failing", "still fails", "failing", "unresolved", "open", "not fixed", "blocked by", "blocks",
+        "blocking", "persists", "keeps failing", "outstanding", "still", "not resolved", "remains",
+        "yet to be fixed", "broken",
+    )
+    # A tool call stated as answered.
+    call_done_cues: tuple[str, ...] = (
+        "done", "completed", "complete", "finished", "succeeded", "returned", "came back", "answered",
+        "responded", "ok", "success", "struck through", "failed",
+    )
+    # A structured status ("status: done", "state = resolved"): its value is read like a cue, and wins
+    # over the words around it (a JSON item under "pending_actions" with status done is claimed done).
+    status_keys: tuple[str, ...] = ("status", "state", "result")
     # A stale value is fine when marked as the old one.
     staleness_cues: tuple[str, ...] = (
         "was", "were", "previously", "formerly", "old", "no longer", "instead of", "replaced", "replaces",
@@ -133,6 +211,8 @@ class ProseRules:
     # An unresolved error stated as fixed, unless a resolution negator shares its unit.
     resolution_cues: tuple[str, ...] = (
         "fixed", "resolved", "no longer", "gone", "cleared", "solved", "works now", "passes again",
+        "worked around", "went away", "hiccup", "transient", "recovered", "not an issue", "struck through",
+        "succeeded after", "a blip",
     )
     resolution_negators: tuple[str, ...] = ("not ", "n't", "unresolved", "still")
     # Ledger entry statuses: an open call marked with one of these stays open; an open commitment
@@ -147,12 +227,14 @@ class ProseRules:
     unresolved_window: int = 12
     number_window: int = 6
     negation_window: int = 4
+    force_window: int = 10
     # Where each check reads (see the module docstring for the units).
     prohibition_unit: str = "sentence"
     softening_unit: str = "clause"
     pending_unit: str = "sentence"
     completion_unit: str = "clause"
     resolution_unit: str = "clause"
+    force_unit: str = "sentence"
     disposition_unit: str = "line"
     unresolved_unit: str = "sentence"
     staleness_unit: str = "clause"

@@ -32,8 +32,12 @@ def test_mutant_is_caught_by_its_own_oracle(invariant):
     expected_severity = Severity.DEGRADE if invariant == "ledger-budget" else Severity.VIOLATE
     assert finding.severity is expected_severity
     assert finding.detail
-    if finding.fact_id is not None:  # fact-level findings name a fact that is live at the boundary
-        assert finding.fact_id in {f.id for f in case.live}
+    if finding.fact_id is not None:  # fact-level findings name a fact live at the boundary (or, for
+        fact = case.transcript.fact(finding.fact_id)  # dead-obligation, one that ended before it)
+        if invariant == "dead-obligation":
+            assert fact not in case.live and fact.fate.turn < case.boundary
+        else:
+            assert fact in case.live
         assert finding.expected
 
 

@@ -13,7 +13,7 @@ CATALOGUE = [
     "commitment-retained", "completion-honest", "handle-retained", "closure", "error-retained",
     "gating-field-retained", "literal-verbatim", "negation-polarity", "threshold-exact", "supersession",
     "negative-fact-disposition", "no-invented-obligation", "tool-pairing", "budget-respected", "ledger-budget",
-    "self-report-honest", "summary-growth",
+    "self-report-honest", "summary-growth", "force-kept", "dead-obligation",
 ]
 
 

@@ -33,6 +33,8 @@ __all__ = [
     "overruns_budget",
     "bloated_ledger",
     "accumulates",
+    "weakens_requirements",
+    "remembers_first_word",
     "SESSION_MUTANTS",
 ]
 
@@ -154,6 +156,44 @@ def accumulates(request: CompactionRequest) -> CompactionResult:
     return prose_result(request, preamble=previous)
 
 
+_WEAKENED = {
+    FactKind.LITERAL_BINDING: lambda f: f"Use {f.literals[0]} for the {f.detail('category') or 'target'}, preferably.",
+    FactKind.THRESHOLD: lambda f: f"{f.literals[0]} {f.detail('operator')} {f.literals[1]}, ideally.",
+    FactKind.GATING_FIELD: lambda f: f"Gating config {f.literals[0]}: {f.literals[1]} (optional, before we {f.detail('write')}).",
+    FactKind.ARTIFACT_REFERENCE: lambda f: f"Existing {f.detail('what')}: {f.literals[0]} (optionally reuse it).",
+}
+
+
+def weakens_requirements(request: CompactionRequest) -> CompactionResult:
+    """Keeps every literal, operator and value, but turns requirements into preferences (004: modality lost)."""
+    return prose_result(request, lambda f: _WEAKENED[f.kind](f) if f.kind in _WEAKENED else state(f))
+
+
+_IDENTIFIER = re.compile(r"[\w./:-]*[\d_/][\w./:-]*")
+_SENTENCES = re.compile(r"(?<=[.!?])\s+")
+
+
+def remembers_first_word(request: CompactionRequest) -> CompactionResult:
+    """Notes the first thing said about each identifier and never reads what later changed it (001: stale memory).
+
+    Withdrawals, completions and fixes come later in the log, so the note keeps a rule
+    the user withdrew or a step already done as if still binding; withdrawals among
+    the tagged events are skipped as "nothing to do".
+    """
+    seen: set[str] = set()
+    notes = []
+    for turn in request.turns:
+        if turn.role not in (Role.USER, Role.ASSISTANT):
+            continue
+        for sentence in _SENTENCES.split(turn.text):
+            fresh = [t for t in _IDENTIFIER.findall(sentence) if t.strip(".:/-") and t not in seen]
+            if fresh and not any(t in seen for t in _IDENTIFIER.findall(sentence)):
+                notes.append(sentence.strip())
+            seen.update(_IDENTIFIER.findall(sentence))
+    return prose_result(request, lambda f: "" if f.kind is FactKind.RETRACTION else state(f),
+                        preamble="From the log: " + " ".join(notes) if notes else "")
+
+
 # session-scope invariant id -> the mutant built to break it
 SESSION_MUTANTS = {"summary-growth": accumulates}
 
@@ -175,6 +215,8 @@ MUTANTS = {
     "no-invented-obligation": invents_restriction,
     "budget-respected": overruns_budget,
     "ledger-budget": bloated_ledger,
+    "force-kept": weakens_requirements,
+    "dead-obligation": remembers_first_word,
 }
 
 for _mutant in (*MUTANTS.values(), *SESSION_MUTANTS.values()):

@@ -1,0 +1,123 @@
+"""Oracles for an obligation's force: weakened or contradicted while its literal survives, or revived after it ended."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from harness._base._model import FactKind, Status
+from oracles._context import Clause, Context
+from oracles._core import Case, Finding, oracle
+
+# The kinds whose force is a requirement on a literal (use it, keep it, reuse it, respect it).
+_REQUIRED = (FactKind.LITERAL_BINDING, FactKind.GATING_FIELD, FactKind.THRESHOLD, FactKind.ARTIFACT_REFERENCE)
+# The kinds whose literal can be waived ("any bucket will do", "write a new script instead").
+_WAIVABLE = (FactKind.LITERAL_BINDING, FactKind.ARTIFACT_REFERENCE)
+
+
+def _first_cue(ctx: Context, literal: str, cues: tuple[str, ...]) -> tuple[Clause, str] | None:
+    """The first unit holding ``literal`` with one of ``cues`` near it, not negated."""
+    rules = ctx.rules
+    for unit in ctx.units_with(rules.force_unit, literal):
+        cue = ctx.cue_near(unit, literal, cues, window=rules.force_window, skip_negated=True)
+        if cue:
+            return unit, cue
+    return None
+
+
+@oracle("force-kept", reference="004, field reports")
+def force_kept(case: Case) -> Iterator[Finding]:
+    """A live obligation keeps its force: not a preference, habit or option, not contradicted, not reversed."""
+    ctx = case.context
+    rules = ctx.rules
+    for fact in case.live:
+        literal = fact.literals[0]
+        if ctx.ledger_entry(fact) is not None:
+            continue
+        if fact.kind in _REQUIRED:
+            hit = _first_cue(ctx, literal, rules.weakening_cues)
+            if hit is None and fact.kind in _WAIVABLE:
+                waived = _first_cue(ctx, literal, rules.waiver_cues)
+                if waived is not None and not ctx.cue_in(waived[0], rules.reassert_cues):
+                    hit = waived
+            if hit is not None:
+                unit, cue = hit
+                yield Finding.about("force-kept", fact, f"{literal} is kept but its requirement is weakened ({cue!r})",
+                                    expected=f"{literal} as a requirement", found=unit.text)
+        elif fact.kind is FactKind.PROHIBITION:
+            hit = _first_cue(ctx, literal, rules.permission_cues)  # softening is negation-polarity's to judge
+            if hit is not None:
+                unit, cue = hit
+                yield Finding.about("force-kept", fact, f"the prohibition on {literal} is contradicted ({cue!r})",
+                                    expected=f"never {literal}", found=unit.text)
+        elif fact.kind is FactKind.NEGATIVE_FACT:
+            hit = _first_cue(ctx, literal, rules.reversal_cues)
+            if hit is not None:
+                unit, cue = hit
+                disposition = fact.detail("disposition") or "rejected"
+                yield Finding.about("force-kept", fact, f"the {disposition} approach {literal} is brought back ({cue!r})",
+                                    expected=f"{literal} {disposition}", found=unit.text)
+
+
+def _ended_before(case: Case):
+    for fact in case.transcript.facts:
+        if fact.origin_turn < case.boundary and fact.fate.turn is not None and fact.fate.turn < case.boundary:
+            yield fact
+
+
+def _alive_cues(case: Case, fact) -> tuple[str, ...]:
+    """What states ``fact`` as still binding, by kind and fate."""
+    rules = case.rules
+    if fact.kind is FactKind.IN_FLIGHT_CALL:
+        return rules.unresolved_cues
+    if fact.kind is FactKind.UNRESOLVED_ERROR:
+        return rules.still_failing_cues
+    if fact.kind is FactKind.COMMITMENT:
+        return rules.pending_cues
+    if fact.kind is FactKind.PROHIBITION:
+        return rules.prohibition_cues
+    return rules.binding_cues + tuple(p for _, ps in rules.operator_phrases for p in ps)
+
+
+def _ended_cues(case: Case, fact) -> tuple[str, ...]:
+    """What states ``fact`` as over: done, answered, fixed, withdrawn."""
+    rules = case.rules
+    if fact.kind is FactKind.IN_FLIGHT_CALL:
+        return rules.call_done_cues
+    if fact.kind is FactKind.UNRESOLVED_ERROR:
+        return rules.resolution_cues
+    if fact.fate.status is Status.FULFILLED:
+        return rules.completion_cues + ((fact.detail("past") or "-").lower(), "was", "were", "nothing left")
+    return rules.withdrawal_cues
+
+
+@oracle("dead-obligation", reference="001, 004")
+def dead_obligation(case: Case) -> Iterator[Finding]:
+    """An obligation that ended before the compaction (withdrawn, done, answered, fixed) is not stated as binding."""
+    ctx = case.context
+    rules = ctx.rules
+    for fact in _ended_before(case):
+        if fact.kind in (FactKind.RETRACTION, FactKind.SUPERSESSION) or fact.fate.status is Status.SUPERSEDED:
+            continue  # a change of value is the supersession oracle's: the current value, never the stale one
+        literal = fact.literals[0]
+        entry = ctx.ledger_entry(fact)
+        if entry is not None and entry.status.lower() in rules.open_statuses:
+            yield Finding.about("dead-obligation", fact, f"the ledger keeps {literal} open after it was {fact.fate.status.value}",
+                                expected=f"{literal} {fact.fate.status.value}", found=entry.render())
+            continue
+        alive, ended = _alive_cues(case, fact), _ended_cues(case, fact)
+        # Reading order decides, as a person reads a log: "never use X" followed later by "X: rule withdrawn"
+        # is history (a verbatim tail keeps both); the last word on X must not be the binding one.
+        stated = None
+        for unit in ctx.units_with(rules.force_unit, literal):
+            if ctx.cue_near(unit, literal, ended, window=rules.force_window, skip_negated=True):
+                stated = None
+                continue
+            cue = ctx.cue_near(unit, literal, alive, window=rules.force_window)
+            if cue and stated is None:
+                stated = (unit, cue)
+        if stated is not None:
+            unit, cue = stated
+            yield Finding.about("dead-obligation", fact,
+                                f"{literal} was {fact.fate.status.value} before the compaction but is stated as "
+                                f"still binding ({cue!r})", expected=f"{literal} {fact.fate.status.value}",
+                                found=unit.text)
