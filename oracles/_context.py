@@ -23,6 +23,8 @@ _CLAUSE_SPLIT = re.compile(r"(?:[.!?;](?=\s|$))|\n+|\s+(?:but|whereas|however|al
 _WORD = re.compile(r"\S+")
 # An identifier-like token: contains a digit, an underscore, '/' or '://'.
 _IDENT = re.compile(r"[A-Za-z0-9][\w./:\-]*[\w/]|[A-Za-z0-9]")
+_WORDY = re.compile(r"^[A-Za-z]+(?:_[A-Za-z]+)+$")
+_BOUND_NUMBER = re.compile(r"\W{0,3}(?:[<>=≤≥:]+|is|at|of|to|must be)?\W{0,3}\d")
 
 
 # Runs of identifier characters; a run is masked when it holds a digit or a '/' (a path, a version, a
@@ -229,6 +231,18 @@ class Context:
         return best
 
     def identifiers(self, clause: Clause) -> list[str]:
-        """Identifier-like tokens (with a digit, underscore, '/' or ':') in a clause."""
-        return [t for t in _IDENT.findall(clause.text) if re.search(r"[0-9_/]|://", t) and not t.isdigit()]
+        """Identifier-like tokens (with a digit, underscore, '/' or ':') in a clause.
+
+        A letters-only snake_case word ("pending_actions", a JSON key) is a name only when a number
+        is bound to it ("max_workers <= 4"): otherwise it is prose in another notation.
+        """
+        out = []
+        for m in _IDENT.finditer(clause.text):
+            token = m.group(0)
+            if not re.search(r"[0-9_/]|://", token) or token.isdigit():
+                continue
+            if _WORDY.match(token) and not _BOUND_NUMBER.match(clause.text, m.end()):
+                continue
+            out.append(token)
+        return out
 

@@ -15,7 +15,7 @@ from enum import StrEnum
 from harness._base._errors import HarnessError, InvalidArgument, SpecError
 from harness._base._model import Fact, Transcript, live_facts
 from harness._base._protocol import CompactionResult
-from harness._base._tokens import TokenCounter, count_tokens
+from harness._base._tokens import TokenCounter, context_tokens, count_tokens
 from oracles._context import Context
 from oracles._rules import DEFAULT_RULES, ProseRules
 
@@ -87,11 +87,11 @@ class Case:
         return self.transcript.turns[: self.boundary]
 
     def context_tokens(self) -> int:
-        ledger = "\n".join(e.render() for e in self.result.ledger or ())
-        return self.count_tokens(self.context.text + ("\n" + ledger if ledger else ""))
+        """The context's size, counted exactly as the session runner counts it (``harness`` token rules)."""
+        return context_tokens(self.result.messages, self.result.ledger, self.count_tokens)
 
     def source_tokens(self) -> int:
-        return self.count_tokens("\n".join(t.text for t in self.window))
+        return context_tokens(self.window, None, self.count_tokens)
 
 
 _ID = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")

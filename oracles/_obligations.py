@@ -118,11 +118,13 @@ def closure(case: Case) -> Iterator[Finding]:
         if entry is not None and entry.status.lower() in ctx.rules.open_statuses:
             continue
         clauses = ctx.units_with(ctx.rules.unresolved_unit, call_id)
-        answered = next((c for c in clauses if (s := ctx.status_in(c))
-                         and phrase_pattern(ctx.rules.call_done_cues + ctx.rules.done_statuses).search(s)), None)
+        done_cues = ctx.rules.call_done_cues + ctx.rules.done_statuses
+        answered = next((c for c in clauses if ((s := ctx.status_in(c)) and phrase_pattern(done_cues).search(s))
+                         or ctx.cue_near(c, call_id, done_cues, window=ctx.rules.call_done_window, skip_negated=True)),
+                        None)
         if answered is not None:
             yield Finding.about("closure", fact, f"call {call_id} is still open at the boundary but the context says it "
-                                f"finished ({ctx.status_in(answered)!r})", expected=f"{call_id} marked unresolved",
+                                "finished", expected=f"{call_id} marked unresolved",
                                 found=answered.text)
             continue
         if any(ctx.cue_near(c, call_id, ctx.rules.unresolved_cues, window=ctx.rules.unresolved_window)

@@ -225,6 +225,7 @@ class ProseRules:
     resolution_window: int = 6
     disposition_window: int = 12
     unresolved_window: int = 12
+    call_done_window: int = 3
     number_window: int = 6
     negation_window: int = 4
     force_window: int = 10

@@ -113,6 +113,9 @@ def turns_from_messages(data: Any, *, source: str) -> tuple[Turn, ...]:
 
 def context_from_json(data: Any, *, source: str) -> CompactionResult:
     """The context after: a string, a list of messages, or ``{"messages": [...], "ledger": [...]}``."""
+    if not isinstance(data, dict | str | list):
+        raise SchemaError("<root>", 'a context: a string, a list of chat messages, or {"messages": [...], '
+                          '"ledger": [...]}', data, source=source)
     try:
         if isinstance(data, dict):
             return result_from_dict(data)

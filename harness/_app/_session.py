@@ -12,13 +12,13 @@ summarizer that never shrinks costs linear, not quadratic, time.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from harness._base._errors import InvalidArgument
 from harness._base._model import Transcript, Turn, live_facts
 from harness._base._protocol import CompactionRequest, CompactionResult
-from harness._base._tokens import TokenCounter, count_tokens
+from harness._base._tokens import TokenCounter, context_tokens, count_tokens, message_tokens
 
 __all__ = ["Round", "SessionConfig", "run_session"]
 
@@ -49,10 +49,6 @@ class Round:
     result: CompactionResult
 
 
-def _tokens(turns: Iterable[Turn], counter: TokenCounter) -> int:
-    return sum(counter(t.text) + sum(counter(c.arguments) + 2 for c in t.tool_calls) + 1 for t in turns)
-
-
 def run_session(
     transcript: Transcript,
     summarize: Callable[[CompactionRequest], CompactionResult],
@@ -69,7 +65,7 @@ def run_session(
     fire_at = threshold
     for i, turn in enumerate(transcript.turns):
         context.append(turn)
-        used += _tokens((turn,), config.count_tokens)
+        used += message_tokens(turn, config.count_tokens)
         boundary = i + 1
         if used <= fire_at and boundary not in forced:
             continue
@@ -80,7 +76,7 @@ def run_session(
         if on_round is not None and on_round(rnd):
             break
         context = list(result.messages)
-        used = _tokens(context, config.count_tokens)
+        used = context_tokens(context, result.ledger, config.count_tokens)  # as budget-respected counts it
         # A result still over the trigger would fire again on every turn (and a summarizer that
         # never shrinks would make the session quadratic): wait for a trigger's worth of new turns.
         fire_at = threshold if used <= threshold else used + threshold

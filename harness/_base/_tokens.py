@@ -9,9 +9,10 @@ under-counts long words, so it is a budget *proxy*; pass your own counter
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from typing import Any
 
-__all__ = ["TokenCounter", "count_tokens"]
+__all__ = ["TokenCounter", "count_tokens", "message_tokens", "context_tokens"]
 
 TokenCounter = Callable[[str], int]
 
@@ -20,3 +21,19 @@ _TOKEN = re.compile(r"\w+|[^\w\s]")
 
 def count_tokens(text: str) -> int:
     return len(_TOKEN.findall(text))
+
+
+def message_tokens(turn: Any, counter: TokenCounter = count_tokens) -> int:
+    """What one message costs in a context: its text, each tool call's name, arguments and id, the
+    id a tool result answers, and one token of framing. The session runner (when to compact) and the
+    budget oracle (did it fit) both count this way, so a compactor budgeting with our counter agrees."""
+    calls = sum(counter(c.name) + counter(c.arguments) + counter(c.id) for c in turn.tool_calls)
+    answered = counter(turn.tool_call_id) if turn.tool_call_id else 0
+    return counter(turn.text) + calls + answered + 1
+
+
+def context_tokens(messages: Iterable[Any], ledger: Iterable[Any] | None = None,
+                   counter: TokenCounter = count_tokens) -> int:
+    """A context's size: its messages, plus a structured ledger as the agent would see it rendered."""
+    rendered = "\n".join(entry.render() for entry in ledger or ())
+    return sum(message_tokens(t, counter) for t in messages) + (counter(rendered) if rendered else 0)

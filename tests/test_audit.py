@@ -1,0 +1,129 @@
+"""The audit command: one real compaction judged from three JSON files, and the labelled set it measures."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from harness import SchemaError
+from harness._app._audit import audit_files, obligations_from_dict
+from harness._app._cli import main
+from tests._labelled import judge, load_rows, table
+
+EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "audit"
+FILES = ["--before", str(EXAMPLE / "before.json"), "--after", str(EXAMPLE / "after.json"),
+         "--obligations", str(EXAMPLE / "obligations.json")]
+
+
+def test_the_readme_example_finds_the_two_bent_obligations(capsys, tmp_path):
+    report = tmp_path / "audit.json"
+    assert main(["audit", *FILES, "--report-json", str(report)]) == 1
+    out = capsys.readouterr().out
+    assert "✓ no-finance-bucket" in out and "✓ rollback-script" in out
+    assert "✗ upload-cap" in out and "stated approximately ('roughly')" in out
+    assert "✗ upload-call" in out and "says it finished" in out
+    document = json.loads(report.read_text())
+    assert document["exit_code"] == 1
+    assert {(f["fact_id"], f["invariant"]) for f in document["findings"]} == {
+        ("upload-cap", "threshold-exact"), ("upload-call", "closure")}
+
+
+def test_a_faithful_context_passes(tmp_path, capsys):
+    after = tmp_path / "after.json"
+    after.write_text(json.dumps(
+        "Never upload to s3://billing-exports-12/ (finance drop zone). max_parallel_uploads must stay at most 4. "
+        "Tool call call_7d0e2b9c41aa (upload_artifacts) has not come back yet. "
+        "Reuse scripts/rollback_ledger_v3.sh for any rollback; do not write a new one."))
+    argv = ["audit", "--before", str(EXAMPLE / "before.json"), "--after", str(after),
+            "--obligations", str(EXAMPLE / "obligations.json")]
+    assert main(argv) == 0, capsys.readouterr().out
+    assert "0 violations" in capsys.readouterr().out
+
+
+def test_a_budget_makes_the_budget_oracles_judge(tmp_path, capsys):
+    assert main(["audit", *FILES, "--budget", "10", "--only", "budget-respected"]) == 1
+    assert "budget-respected" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("which, content, message", [
+    ("obligations", {"obligations": [{"kind": "wish", "literals": ["x"]}]},
+     "field 'obligations[0].kind': expected a defined fact kind"),
+    ("obligations", {"obligations": [{"kind": "threshold", "literals": ["max_retries"]}]},
+     "field 'obligations[0].literals': expected 2 literal(s) for a threshold"),
+    ("obligations", {"obligations": [{"kind": "prohibition", "literals": ["x"], "origin_turn": 9}]},
+     "field 'obligations[0].origin_turn': expected a turn of the 'before' messages (0..2)"),
+    ("obligations", {"obligations": [{"kind": "prohibition", "literals": ["x"], "fate": {"status": "fulfilled", "turn": 1}}]},
+     "field 'obligations[0].fate.status': expected a fate a prohibition can have (open, retracted)"),
+    ("obligations", {"obligations": [{"kind": "threshold", "literals": ["a", "1"], "fate": {"status": "superseded", "turn": 1}}]},
+     "field 'obligations[0].fate.replacement': expected a value (the field is required)"),
+    ("obligations", {"schema_version": 2, "obligations": []}, "field 'schema_version': expected 1, got 2"),
+    ("before", [{"role": "robot", "content": "hi"}], "field 'message [0].role': expected one of system"),
+    ("before", [], "field '<root>': expected a non-empty list of chat messages"),
+    ("after", 42, "field '<root>': expected a context: a string, a list of chat messages, or"),
+])
+def test_bad_input_names_the_file_and_field(tmp_path, capsys, which, content, message):
+    files = {"before": EXAMPLE / "before.json", "after": EXAMPLE / "after.json",
+             "obligations": EXAMPLE / "obligations.json"}
+    bad = tmp_path / f"{which}.json"
+    bad.write_text(json.dumps(content))
+    files[which] = bad
+    argv = ["audit"] + [x for k, v in files.items() for x in (f"--{k}", str(v))]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert f"{bad}: " in err and message in err, err
+
+
+def test_a_superseded_obligation_brings_its_change():
+    facts = obligations_from_dict({"obligations": [
+        {"kind": "threshold", "literals": ["max_retries", "3"], "details": {"operator": "<="},
+         "fate": {"status": "superseded", "turn": 1, "replacement": "5"}}]}, turns=2)
+    original, change = facts
+    assert change.kind == "supersession" and change.literals == ("max_retries", "5")
+    assert dict(change.details) == {"field": "max_retries", "old": "3", "value": "5", "operator": "<=",
+                                    "target": original.id}
+
+
+def test_the_audit_api_matches_the_command():
+    result = audit_files(EXAMPLE / "before.json", EXAMPLE / "after.json", EXAMPLE / "obligations.json")
+    assert {f.invariant for f in result.verdict.violations} == {"threshold-exact", "closure"}
+
+
+# -- the labelled phrasing set (tests/labelled/*.jsonl, written without reading the oracles) ----------
+
+_JUDGED = None
+
+
+def _judged():
+    global _JUDGED
+    if _JUDGED is None:
+        _JUDGED = [judge(row) for row in load_rows()]
+    return _JUDGED
+
+
+def test_the_labelled_set_is_large_and_covers_every_kind_both_ways():
+    rows = load_rows()
+    assert len(rows) >= 400
+    per_kind = {(r.kind, r.expected) for r in rows}
+    kinds = {r.kind for r in rows}
+    assert len(kinds) == 9 and all((k, e) in per_kind for k in kinds for e in ("kept", "broken"))
+
+
+def test_no_false_alarm_on_any_kept_row():
+    false_alarms = [(j.row.where, j.row.id, j.findings) for j in _judged() if j.row.expected == "kept" and not j.right]
+    assert false_alarms == []
+
+
+def test_recall_on_broken_rows_stays_where_it_is():
+    """The floor is what the oracles reach today (issue 10 aims at 95% for every kind); it only moves up."""
+    rows = table(_judged(), lambda r: r.kind)
+    caught = sum(r[4] for r in rows)
+    broken = sum(r[3] for r in rows)
+    assert caught / broken >= 0.93
+    for kind, _, _, broken_rows, caught_rows in rows:
+        assert caught_rows / broken_rows >= 0.84, kind
+
+
+def test_the_labelled_rows_are_well_formed():
+    for row in load_rows():
+        assert row.expected in ("kept", "broken"), row.where
+        judge(row)  # every row loads through the audit path without a schema error

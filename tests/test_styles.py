@@ -1,0 +1,44 @@
+"""Correct compactors in styles we never wrote for, and the identity summarizer, judged over whole sessions.
+
+``tests/fixtures/style_compactors.py`` was written by a session that never read
+the oracles: per-item prose, grouped Markdown, pretty JSON, and a prose recap
+with a verbatim tail. Each keeps every obligation faithfully, so any violation
+is a false alarm of ours.
+"""
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+from harness import compact_once
+from harness._app._judging import judge_session
+from harness.summarizers import identity
+from strategies import transcripts
+from tests.fixtures import style_compactors
+
+STYLES = ("per_item_prose", "grouped_markdown", "pretty_json", "recap_with_tail")
+_SESSIONS = settings(max_examples=300, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+
+
+def _violations(summarize, protocol, transcript, *, ignore=()):
+    ev = judge_session(transcript, lambda request: compact_once(summarize, request, protocol=protocol), budget=2000)
+    assert ev.infra is None, ev.infra
+    return [line for line, key in zip(ev.describe(), ev.violations) if key[0] not in ignore]
+
+
+@pytest.mark.parametrize("style", STYLES)
+def test_a_correct_compactor_in_another_style_is_never_flagged(style):
+    summarize = getattr(style_compactors, style)
+
+    @_SESSIONS
+    @given(transcripts(max_turns=400))
+    def check(transcript):
+        assert _violations(summarize, "rich", transcript) == []
+
+    check()
+
+
+@_SESSIONS
+@given(transcripts(max_turns=400))
+def test_identity_passes_everything_but_the_budget(transcript):
+    """Keeping everything loses nothing: only the budget oracles may object (summary-growth included)."""
+    assert _violations(identity.summarize, "messages", transcript, ignore=("budget-respected", "ledger-budget")) == []
