@@ -4,7 +4,7 @@ import pytest
 from hypothesis import HealthCheck, Phase, find, given, settings
 
 from harness.summarizers import identity, ledgered, naive, prose
-from harness.summarizers.mutants import MUTANTS
+from harness.summarizers.mutants import MUTANTS, VARIANTS
 from oracles import Severity, registered
 from strategies import transcripts
 from tests._cases import judge
@@ -18,10 +18,9 @@ def test_every_single_compaction_oracle_has_a_mutant():
     assert set(MUTANTS) == {o.id for o in registered() if o.scope == "compaction"}
 
 
-@pytest.mark.parametrize("invariant", sorted(MUTANTS))
-def test_mutant_is_caught_by_its_own_oracle(invariant):
-    mutant = MUTANTS[invariant]
-
+@pytest.mark.parametrize("invariant, mutant", [*sorted(MUTANTS.items()), *VARIANTS],
+                         ids=lambda v: v if isinstance(v, str) else v.__name__)
+def test_mutant_is_caught_by_its_own_oracle(invariant, mutant):
     def caught(transcript):
         _, verdict = judge(mutant, transcript)
         return any(f.invariant == invariant for f in verdict.findings)

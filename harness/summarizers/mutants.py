@@ -35,7 +35,12 @@ __all__ = [
     "accumulates",
     "weakens_requirements",
     "remembers_first_word",
+    "extends_literals",
+    "restates_threshold",
+    "lifts_prohibition",
+    "revives_rejection",
     "SESSION_MUTANTS",
+    "VARIANTS",
 ]
 
 
@@ -194,6 +199,43 @@ def remembers_first_word(request: CompactionRequest) -> CompactionResult:
                         preamble="From the log: " + " ".join(notes) if notes else "")
 
 
+def _longer(literal: str) -> str:
+    """A different token that contains the literal's text: 6.24.1 -> 6.24.10, s3://a-01/ -> s3://a-010/."""
+    return literal[:-1] + "0/" if literal.endswith("/") else literal + "0"
+
+
+def extends_literals(request: CompactionRequest) -> CompactionResult:
+    """Writes each bound identifier with one character more (6.24.1 as 6.24.10): a substring is not a match."""
+    verbatim = (FactKind.LITERAL_BINDING, FactKind.PROHIBITION, FactKind.ARTIFACT_REFERENCE)
+
+    def render(fact: Fact) -> str:
+        if fact.kind not in verbatim:
+            return state(fact)
+        longer = Fact(fact.id, fact.kind, (_longer(fact.literals[0]), *fact.literals[1:]), fact.origin_turn,
+                      fact.polarity, fact.fate, fact.details)
+        return state(longer)
+    return prose_result(request, render)
+
+
+def restates_threshold(request: CompactionRequest) -> CompactionResult:
+    """States each limit right, then again at the end with ten times the number, as a later note would."""
+    later = [f"Later note: {f.literals[0]} {f.detail('operator')} {int(f.literals[1]) * 10}."
+             for f in request.tags if f.kind is FactKind.THRESHOLD and f.literals[1].isdigit()]
+    return prose_result(request, extra=" ".join(later))
+
+
+def lifts_prohibition(request: CompactionRequest) -> CompactionResult:
+    """Keeps each prohibition, then adds that it was lifted, which the user never said."""
+    lifted = [f"Update: {f.literals[0]} is fine to use now." for f in request.tags if f.kind is FactKind.PROHIBITION]
+    return prose_result(request, extra=" ".join(lifted))
+
+
+def revives_rejection(request: CompactionRequest) -> CompactionResult:
+    """Keeps each rejection, and says the rejected approach became the plan after all."""
+    return prose_result(request, _only(FactKind.NEGATIVE_FACT, lambda f: (
+        f"Approach {f.literals[0]} was {f.detail('disposition')} at first, but it is now the chosen approach.")))
+
+
 # session-scope invariant id -> the mutant built to break it
 SESSION_MUTANTS = {"summary-growth": accumulates}
 
@@ -219,5 +261,13 @@ MUTANTS = {
     "dead-obligation": remembers_first_word,
 }
 
-for _mutant in (*MUTANTS.values(), *SESSION_MUTANTS.values()):
+# More mutants for invariants with several ways to fail: (invariant id, mutant), each caught by its own oracle.
+VARIANTS = (
+    ("literal-verbatim", extends_literals),
+    ("threshold-exact", restates_threshold),
+    ("force-kept", lifts_prohibition),
+    ("force-kept", revives_rejection),
+)
+
+for _mutant in (*MUTANTS.values(), *SESSION_MUTANTS.values(), *(m for _, m in VARIANTS)):
     _mutant.compaction_protocol = "rich"  # what `run` uses when --protocol is not given
