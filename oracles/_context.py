@@ -19,7 +19,8 @@ from oracles._rules import ProseRules
 __all__ = ["Context", "Clause", "has_token", "literal_pattern"]
 
 _SENTENCE_SPLIT = re.compile(r"(?:[.!?](?=\s|$))|\n+")
-_CLAUSE_SPLIT = re.compile(r"(?:[.!?;](?=\s|$))|\n+|\s+(?:but|whereas|however|although|while)\s+", re.IGNORECASE)
+_CLAUSE_SPLIT = re.compile(r"(?:[.!?;](?=\s|$))|\n+|\s+(?:but|whereas|however|although|while)\s+|,\s+so\s+",
+                           re.IGNORECASE)
 _WORD = re.compile(r"\S+")
 # An identifier-like token: contains a digit, an underscore, '/' or '://'.
 _IDENT = re.compile(r"[A-Za-z0-9][\w./:\-]*[\w/]|[A-Za-z0-9]")

@@ -35,8 +35,8 @@ def commitment_retained(case: Case) -> Iterator[Finding]:
                                 expected=obj, found=ctx.near_miss(obj))
             continue
         cancelled = next((c for c in ctx.units_with(ctx.rules.pending_unit, obj)
-                          if ctx.cue_near(c, obj, ctx.rules.cancellation_cues, skip_negated=True)
-                          and not ctx.cue_in(c, ctx.rules.pending_cues)), None)
+                          if (cue := ctx.cue_near(c, obj, ctx.rules.cancellation_cues, skip_negated=True))
+                          and (cue == "struck through" or not ctx.cue_in(c, ctx.rules.pending_cues))), None)
         if cancelled is not None:
             yield Finding.about("commitment-retained", fact, f"the open commitment on {obj} is stated as cancelled",
                                 expected=f"{fact.detail('action')} {obj} still pending", found=cancelled.text)

@@ -136,7 +136,8 @@ class ProseRules:
         "any replica", "works too", "works as well", "is fine too", "fine too", "or something", "unverified",
         "under consideration", "candidates", "ideas", "whichever", "either", "alternatively", "or write",
         "fine to raise", "fine to skip", "fine to go", "go higher", "go lower", "tune upward", "tune downward",
-        "could serve", "as a reference", "if practical", "try to", "aim for",
+        "could serve", "as a reference", "if practical", "try to", "aim for", "no longer relevant",
+        "not relevant", "irrelevant", "obsolete",
     )
     # Cues that re-assert a requirement in its unit, so a waiver word there is about something else.
     reassert_cues: tuple[str, ...] = (
