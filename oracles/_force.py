@@ -86,7 +86,7 @@ def _ended_cues(case: Case, fact) -> tuple[str, ...]:
     if fact.kind is FactKind.UNRESOLVED_ERROR:
         return rules.resolution_cues
     if fact.fate.status is Status.FULFILLED:
-        return rules.completion_cues + ((fact.detail("past") or "-").lower(), "was", "were", "nothing left")
+        return rules.completion_cues + rules.past_cues + ((fact.detail("past") or "-").lower(),)
     return rules.withdrawal_cues
 
 

@@ -186,6 +186,8 @@ class ProseRules:
         "dropped", "not needed", "no longer needed", "cancelled", "canceled", "struck through", "won't do",
         "will not do", "abandoned", "scrapped", "withdrawn", "descoped", "de-scoped", "skipped", "skip it",
     )
+    # A fulfilled commitment told as past ("X was re-run"): with the completion cues, it ends the obligation.
+    past_cues: tuple[str, ...] = ("was", "were", "nothing left", "earlier", "already")
     # An error stated as still open.
     still_failing_cues: tuple[str, ...] = (
         "still failing", "still fails", "failing", "unresolved", "open", "not fixed", "blocked by", "blocks",
