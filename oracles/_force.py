@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 from harness._base._model import FactKind, Status
-from oracles._context import Clause, Context
+from oracles._context import Clause, Context, has_token, phrase_pattern
 from oracles._core import Case, Finding, oracle
 
 # The kinds whose force is a requirement on a literal (use it, keep it, reuse it, respect it).
@@ -24,6 +25,37 @@ def _first_cue(ctx: Context, literal: str, cues: tuple[str, ...]) -> tuple[Claus
     return None
 
 
+_WORDS = re.compile(r"[a-z]{4,}")
+
+
+def _revised(ctx: Context, literal: str, cues: tuple[str, ...]) -> tuple[Clause, str] | None:
+    """A later revision note that waives ``literal``'s obligation without naming it.
+
+    It starts with a revision marker, carries one of ``cues`` (not negated), names no other
+    identifier, and shares a content word with the literal or the sentence that states it.
+    """
+    rules = ctx.rules
+    sentences = list(ctx.sentences)
+    stated = [i for i, s in enumerate(sentences) if has_token(s.text, literal)]
+    if not stated:
+        return None
+    common = set(rules.common_words)
+    marker = phrase_pattern(rules.revision_markers)
+    for i in range(stated[0] + 1, len(sentences)):
+        revision = sentences[i]
+        head = revision.lower.lstrip("-*• ").split(":")[0] if ":" in revision.lower[:24] else revision.lower[:24]
+        if has_token(revision.text, literal) or not marker.match(head.strip()) or ctx.identifiers(revision):
+            continue
+        earlier = [sentences[j] for j in stated if j < i]
+        words = {w for s in earlier for w in _WORDS.findall(s.lower)} | set(_WORDS.findall(literal.lower()))
+        if not (set(_WORDS.findall(revision.lower)) & (words - common)):
+            continue
+        found = phrase_pattern(cues).search(revision.lower)
+        if found and not ctx.negated(revision.lower, found.start()):
+            return revision, found.group(0)
+    return None
+
+
 @oracle("force-kept", reference="004, field reports")
 def force_kept(case: Case) -> Iterator[Finding]:
     """A live obligation keeps its force: not a preference, habit or option, not contradicted, not reversed."""
@@ -39,12 +71,15 @@ def force_kept(case: Case) -> Iterator[Finding]:
                 waived = _first_cue(ctx, literal, rules.waiver_cues)
                 if waived is not None and not ctx.cue_in(waived[0], rules.reassert_cues):
                     hit = waived
+            if hit is None:
+                hit = _revised(ctx, literal, rules.waiver_cues + rules.weakening_cues + rules.permission_cues)
             if hit is not None:
                 unit, cue = hit
                 yield Finding.about("force-kept", fact, f"{literal} is kept but its requirement is weakened ({cue!r})",
                                     expected=f"{literal} as a requirement", found=unit.text)
         elif fact.kind is FactKind.PROHIBITION:
-            hit = _first_cue(ctx, literal, rules.permission_cues)  # softening is negation-polarity's to judge
+            hit = (_first_cue(ctx, literal, rules.permission_cues)  # softening is negation-polarity's to judge
+                   or _revised(ctx, literal, rules.permission_cues))
             if hit is not None:
                 unit, cue = hit
                 yield Finding.about("force-kept", fact, f"the prohibition on {literal} is contradicted ({cue!r})",

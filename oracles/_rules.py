@@ -173,6 +173,20 @@ class ProseRules:
         "to do", "to write", "write ", "not pinned", "unpinned", "no longer applies", "no longer",
         "doesn't matter", "does not matter", "isn't critical", "not critical", "at first",
     )
+    # A revision note ("Update: the pin is no longer needed") that starts with one of these, shares a
+    # content word with an obligation's sentence and follows it, waives or permits like a cue beside it.
+    revision_markers: tuple[str, ...] = (
+        "update", "updated", "edit", "edited", "later", "correction", "actually", "change of plan", "ps", "p.s.",
+        "note", "since then", "afterwards", "in the end",
+    )
+    # Words too common to tie a revision note to an obligation.
+    common_words: tuple[str, ...] = (
+        "about", "after", "again", "before", "being", "could", "every", "first", "other", "should", "their",
+        "there", "these", "thing", "those", "which", "while", "would", "still", "where", "since", "using",
+        "until", "user", "users", "said", "says", "will", "with", "from", "that", "this", "into", "have",
+        "they", "them", "then", "than", "when", "what", "were", "been", "also", "only", "must", "never",
+        "keep", "kept", "next", "step", "steps", "now", "later", "update", "edit", "note",
+    )
     # An obligation stated as ended: withdrawn, cancelled, dropped.
     withdrawal_cues: tuple[str, ...] = (
         "withdrawn", "withdrew", "withdrawing", "withdraw", "retracted", "retracting", "retract", "no longer",
