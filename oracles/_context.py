@@ -204,8 +204,8 @@ class Context:
     def status_in(self, clause: Clause) -> str | None:
         """The value of a structured status field in ``clause`` ("status: done" gives "done"), if any."""
         keys = "|".join(re.escape(k) for k in self.rules.status_keys)
-        m = re.search(rf"\b(?:{keys})\s*[:=]\s*([a-z][a-z _\-]*?)\s*(?:[,;)]|$)", clause.lower)
-        return m.group(1) if m else None
+        m = re.search(rf"\b(?:{keys})\s*[:=]\s*([a-z][a-z _\-]*)", clause.lower)
+        return m.group(1).strip() if m else None
 
     def cue_in(self, clause: Clause, cues: tuple[str, ...]) -> str | None:
         m = phrase_pattern(cues).search(clause.lower)

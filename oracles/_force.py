@@ -9,17 +9,26 @@ from harness._base._model import FactKind, Status
 from oracles._context import Clause, Context, has_token, phrase_pattern
 from oracles._core import Case, Finding, oracle
 
-# The kinds whose force is a requirement on a literal (use it, keep it, reuse it, respect it).
-_REQUIRED = (FactKind.LITERAL_BINDING, FactKind.GATING_FIELD, FactKind.THRESHOLD, FactKind.ARTIFACT_REFERENCE)
+# The kinds whose force is a requirement on a literal (use it, keep it, reuse it, respect it, do it).
+_REQUIRED = (FactKind.LITERAL_BINDING, FactKind.GATING_FIELD, FactKind.THRESHOLD, FactKind.ARTIFACT_REFERENCE,
+             FactKind.COMMITMENT)
 # The kinds whose literal can be waived ("any bucket will do", "write a new script instead").
 _WAIVABLE = (FactKind.LITERAL_BINDING, FactKind.ARTIFACT_REFERENCE)
 
 
-def _first_cue(ctx: Context, literal: str, cues: tuple[str, ...]) -> tuple[Clause, str] | None:
-    """The first unit holding ``literal`` with one of ``cues`` near it, not negated."""
+def _first_cue(ctx: Context, literal: str, cues: tuple[str, ...],
+               unless: tuple[str, ...] = ()) -> tuple[Clause, str] | None:
+    """The first unit holding ``literal`` with one of ``cues`` near it, not negated.
+
+    With ``unless``, a cue whose own clause also holds one of those is ignored: in "no writes from us,
+    only the release bot may write there" the permission belongs to someone else.
+    """
     rules = ctx.rules
     for unit in ctx.units_with(rules.force_unit, literal):
         cue = ctx.cue_near(unit, literal, cues, window=rules.force_window, skip_negated=True)
+        if cue and unless and any(phrase_pattern((cue,)).search(c.lower) and ctx.cue_in(c, unless)
+                                  for c in ctx.clauses if c.text in unit.text):
+            continue
         if cue:
             return unit, cue
     return None
@@ -78,8 +87,8 @@ def force_kept(case: Case) -> Iterator[Finding]:
                 yield Finding.about("force-kept", fact, f"{literal} is kept but its requirement is weakened ({cue!r})",
                                     expected=f"{literal} as a requirement", found=unit.text)
         elif fact.kind is FactKind.PROHIBITION:
-            hit = (_first_cue(ctx, literal, rules.permission_cues)  # softening is negation-polarity's to judge
-                   or _revised(ctx, literal, rules.permission_cues))
+            hit = (_first_cue(ctx, literal, rules.permission_cues, unless=rules.prohibition_cues)  # softening:
+                   or _revised(ctx, literal, rules.permission_cues))  # negation-polarity's to judge
             if hit is not None:
                 unit, cue = hit
                 yield Finding.about("force-kept", fact, f"the prohibition on {literal} is contradicted ({cue!r})",

@@ -78,20 +78,39 @@ def _scalar(value: Any) -> str:
     return str(value)
 
 
+_CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])")
+
+
+def _key(key: Any) -> str:
+    """A JSON key as the reader sees it: "ruledOut" also reads "ruled out" (snake_case reads as words later)."""
+    key = str(key)
+    if _CAMEL.search(key) and not any(ch.isdigit() for ch in key):
+        return f"{key} ({_CAMEL.sub(' ', key).lower()})"
+    return key
+
+
+def _inline(value: Any) -> str:
+    """An object in a list as one line of ``key: value`` pairs (nested objects inline too)."""
+    if isinstance(value, dict):
+        return ", ".join(f"{_key(k)}: {_inline(v)}" for k, v in value.items())
+    if isinstance(value, list):
+        return "; ".join(_inline(v) for v in value) or "none"
+    return _scalar(value)
+
+
 def _flatten(value: Any, path: list[str]) -> list[str]:
     """JSON as lines: ``a: b: leaf`` for nested keys; a list of objects gives one line per object."""
     prefix = ": ".join(path)
     if isinstance(value, dict):
-        if value and all(not isinstance(v, dict | list) for v in value.values()) and path:
-            return [f"{prefix}: " + ", ".join(f"{k}: {_scalar(v)}" for k, v in value.items())]
         out = []
         for key, item in value.items():
-            out.extend(_flatten(item, [*path, str(key)]))
+            out.extend(_flatten(item, [*path, _key(key)]))
         return out
     if isinstance(value, list):
-        out = []
-        for item in value:
-            out.extend(_flatten(item, path) if isinstance(item, dict | list) else [_join(prefix, _scalar(item))])
+        out = [_join(prefix, _inline(item)) if isinstance(item, dict) else None for item in value]
+        out = [line for item, line in zip(value, out) for line in
+               ([line] if line is not None else _flatten(item, path) if isinstance(item, list)
+                else [_join(prefix, _scalar(item))])]
         return out or ([f"{prefix}: none"] if prefix else [])
     return [_join(prefix, _scalar(value))]
 

@@ -42,7 +42,9 @@ class ProseRules:
         "must never", "is blocked", "blocklisted", "denylisted", "deny", "not touch", "no access to",
         "hands off", "away from", "go near", "stay out of", "keep out of", "no deploys", "no deploy", "no writes",
         "no reads", "frozen", "untouchable", "do not use", "not be used", "disallowed", "excluded", "nothing should",
-        "not a single", "never to be",
+        "not a single", "never to be", "nothing under", "nothing in", "nothing inside", "may not", "not be modified",
+        "not be touched", "not be deleted", "not be changed", "out of bounds", "must stay untouched", "leave alone",
+        "leave it alone", "no changes to", "no edits to",
     )
     # A prohibition turned into a preference or a ranking: present anywhere in the clause, it wins.
     softening_cues: tuple[str, ...] = (
@@ -137,7 +139,8 @@ class ProseRules:
         "under consideration", "candidates", "ideas", "whichever", "either", "alternatively", "or write",
         "fine to raise", "fine to skip", "fine to go", "go higher", "go lower", "tune upward", "tune downward",
         "could serve", "as a reference", "if practical", "try to", "aim for", "no longer relevant",
-        "not relevant", "irrelevant", "obsolete",
+        "not relevant", "irrelevant", "obsolete", "consider", "if there's time", "if there is time", "if time allows",
+        "time permitting", "maybe", "perhaps", "at some point", "eventually",
     )
     # Cues that re-assert a requirement in its unit, so a waiver word there is about something else.
     reassert_cues: tuple[str, ...] = (
