@@ -72,13 +72,18 @@ def completion_honest(case: Case) -> Iterator[Finding]:
                 status) and (not pending or ctx.cue_in(clause, _action_forms(fact))) else None
             if cue is None and cues:
                 cue = ctx.cue_near(clause, obj, cues, window=ctx.rules.completion_window, skip_negated=True)
-                if cue and ctx.cue_in(clause, ctx.rules.pending_cues):
+                if cue and ctx.cue_in(clause, _still_ahead(ctx.rules)):
                     cue = None
             if cue:
                 yield Finding.about("completion-honest", fact,
                                     f"the context says the commitment on {obj} is done ({cue!r}); it is still open",
                                     expected=f"{fact.detail('action')} {obj} still pending", found=clause.text)
                 break
+
+
+def _still_ahead(rules) -> tuple[str, ...]:
+    """The pending cues that cancel a completion: all but those that only say when."""
+    return tuple(c for c in rules.pending_cues if c not in rules.conditional_cues)
 
 
 def _pending_stated(ctx, fact, obj: str) -> bool:

@@ -92,8 +92,11 @@ class ProseRules:
         "once", "after", "when", "open", "not done", "isn't done", "not complete", "incomplete",
         "need to", "needs to", "going to", "scheduled", "owe", "parked", "on hold", "blocked", "hold off",
         "holding off", "waits", "waiting", "not started", "first thing", "until", "queued", "later", "deferred",
-        "postponed", "still to", "to be", "awaiting", "open", "backlog", "upcoming", "planned",
+        "postponed", "still to", "to be", "awaiting", "open", "backlog", "upcoming", "planned", "'ll",
     )
+    # Pending cues that only say when ("after", "once"): beside a completion they do not make it pending
+    # ("re-applied after the security review" is a claim it happened; "will re-apply after..." is not).
+    conditional_cues: tuple[str, ...] = ("after", "once", "when", "until")
     # A number stated loosely: any of these beside a threshold's number voids it.
     approximation_cues: tuple[str, ...] = (
         "roughly", "about", "around", "approximately", "approx", "~", "or so", "give or take", "circa",
