@@ -232,7 +232,7 @@ def no_invented_obligation(case: Case) -> Iterator[Finding]:
     reported: set[str] = set()
     for clause in ctx.clauses:
         tokens = ctx.identifiers(clause)
-        unknown = [t for t in tokens if t not in source and t not in reported]
+        unknown = [t for t in tokens if t not in source and t not in reported and not _joined_from(t, source)]
         suspects = [t for t in tokens if t in required and t not in forbidden and t not in reported]
         if not (unknown or suspects):
             continue  # cheap exit: nothing in this clause could be invented
@@ -252,6 +252,12 @@ def no_invented_obligation(case: Case) -> Iterator[Finding]:
                 yield Finding("no-invented-obligation", Severity.VIOLATE,
                               f"the context forbids {target}, which the source requires",
                               expected=f"use {target}", found=clause.text)
+
+
+def _joined_from(token: str, source: str) -> bool:
+    """Source words joined with a slash ("run_tests/TimeoutError"): a notation, not a new name."""
+    parts = token.split("/")
+    return "://" not in token and len(parts) > 1 and all(p and p in source for p in parts)
 
 
 def _prohibition_targets(ctx, clause) -> list[str]:

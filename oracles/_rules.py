@@ -147,8 +147,10 @@ class ProseRules:
     )
     # Cues that re-assert a requirement in its unit, so a waiver word there is about something else.
     reassert_cues: tuple[str, ...] = (
-        "must", "only", "exactly", "pinned", "required", "always", "reuse", "re-use", "existing",
-        "already exists", "already have", "in place", "do not recreate", "don't recreate", "never",
+        "must", "only", "exactly", "pinned", "required", "always", "reuse", "re-use", "reused", "reusing",
+        "existing", "already exists", "already exist", "already have", "already at", "already in", "in place",
+        "do not recreate", "don't recreate", "never", "no need to recreate", "no need to rewrite",
+        "no need to regenerate", "no need to write", "no need to create", "no need for a new",
     )
     # What states a withdrawn binding, limit or value as still in force (with the operator phrases).
     binding_cues: tuple[str, ...] = (

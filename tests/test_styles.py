@@ -1,9 +1,10 @@
 """Correct compactors in styles we never wrote for, and the identity summarizer, judged over whole sessions.
 
-``tests/fixtures/style_compactors.py`` was written by a session that never read
-the oracles: per-item prose, grouped Markdown, pretty JSON, and a prose recap
-with a verbatim tail. Each keeps every obligation faithfully, so any violation
-is a false alarm of ours.
+``tests/fixtures/style_compactors.py`` and ``more_styles.py`` were written by
+sessions that never read the oracles: per-item prose, grouped Markdown, pretty
+JSON, a prose recap with a verbatim tail, YAML with camelCase keys, one
+Markdown table, and terse engineer notes. Each keeps every obligation
+faithfully, so any violation is a false alarm of ours.
 """
 
 import pytest
@@ -13,9 +14,13 @@ from harness import compact_once
 from harness._app._judging import judge_session
 from harness.summarizers import identity
 from strategies import transcripts
-from tests.fixtures import style_compactors
+from tests.fixtures import more_styles, style_compactors
 
-STYLES = ("per_item_prose", "grouped_markdown", "pretty_json", "recap_with_tail")
+STYLES = (
+    (style_compactors, "per_item_prose"), (style_compactors, "grouped_markdown"), (style_compactors, "pretty_json"),
+    (style_compactors, "recap_with_tail"), (more_styles, "yaml_state"), (more_styles, "markdown_table"),
+    (more_styles, "terse_notes"),
+)
 _SESSIONS = settings(max_examples=300, deadline=None, database=None, suppress_health_check=list(HealthCheck))
 
 
@@ -25,9 +30,9 @@ def _violations(summarize, protocol, transcript, *, ignore=()):
     return [line for line, key in zip(ev.describe(), ev.violations) if key[0] not in ignore]
 
 
-@pytest.mark.parametrize("style", STYLES)
-def test_a_correct_compactor_in_another_style_is_never_flagged(style):
-    summarize = getattr(style_compactors, style)
+@pytest.mark.parametrize("module, style", STYLES, ids=[name for _, name in STYLES])
+def test_a_correct_compactor_in_another_style_is_never_flagged(module, style):
+    summarize = getattr(module, style)
 
     @_SESSIONS
     @given(transcripts(max_turns=400))
