@@ -155,7 +155,9 @@ def supersession(case: Case) -> Iterator[Finding]:
         field = fact.detail("field")
         if field:
             new = fact.literals[1]
-            current = [m.clause for m in value_mentions(ctx, field, new)]
+            # The new value may sit further along the line than the number window ("was changed from 1:
+            # it now must not exceed 2"): a change is stated with its history first.
+            current = [m.clause for m in value_mentions(ctx, field, new) or line_mentions(ctx, field, new)]
             stale = [m.clause for m in value_mentions(ctx, field, old)
                      if not ctx.cue_in(m.clause, rules.staleness_cues) and not value_mentions_in(m.clause.text, field, new)]
             shown_new, shown_old = f"{field} {new}", f"{field} {old}"
