@@ -180,6 +180,15 @@ def gating_field_retained(case: Case) -> Iterator[Finding]:
             yield Finding.about("gating-field-retained", fact, f"gating field {field} is stated approximately",
                                 expected=f"{field}: {value}", found=loose.clause.text)
             continue
+        # Every mention told as history ("was audit", under "Previous settings") says nothing of what holds now.
+        history = phrase_pattern(ctx.rules.history_cues)
+        past = [m for m in mentions if history.search(Clause.of(m.before_number).lower)  # "field was value"
+                or history.match(m.clause.lower)]  # "Previous settings: field: value"
+        if mentions and len(past) == len(mentions):
+            yield Finding.about("gating-field-retained", fact, f"gating field {field}: {value} is stated as a past "
+                                "setting, not as holding for the pending write", expected=f"{field}: {value}",
+                                found=past[0].clause.text)
+            continue
         if mentions:
             continue
         write = fact.detail("write") or "a write"

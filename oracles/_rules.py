@@ -210,6 +210,8 @@ class ProseRules:
     )
     # A fulfilled commitment told as past ("X was re-run"): with the completion cues, it ends the obligation.
     past_cues: tuple[str, ...] = ("was", "were", "nothing left", "earlier", "already")
+    # A setting told as history: beside a gating field, its value no longer says what holds.
+    history_cues: tuple[str, ...] = ("was", "were", "previous", "previously", "formerly", "used to", "old", "had been")
     # An error stated as still open.
     still_failing_cues: tuple[str, ...] = (
         "still failing", "still fails", "failing", "unresolved", "open", "not fixed", "blocked by", "blocks",
