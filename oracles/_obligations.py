@@ -87,8 +87,12 @@ def _still_ahead(rules) -> tuple[str, ...]:
 
 
 def _pending_stated(ctx, fact, obj: str) -> bool:
-    """The object sits in a unit with its action (any spelling) or with a pending cue ("TODO", "once", "blocked")."""
-    return any(ctx.cue_near(c, obj, _action_forms(fact)) or ctx.cue_in(c, ctx.rules.pending_cues)
+    """The object sits in a unit with its action (any spelling) or with a pending cue ("TODO", "blocked").
+
+    A cue that only says when ("until the review") is not enough on its own: "X stays off staging
+    until the review" keeps the hold and loses the promise.
+    """
+    return any(ctx.cue_near(c, obj, _action_forms(fact)) or ctx.cue_in(c, _still_ahead(ctx.rules))
                for c in ctx.units_with(ctx.rules.pending_unit, obj))
 
 
