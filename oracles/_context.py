@@ -170,8 +170,13 @@ class Context:
     # -- cues -------------------------------------------------------------------------------------
 
     def negated(self, lower: str, at: int) -> bool:
-        """Whether a negator sits within ``negation_window`` words before position ``at`` of ``lower``."""
-        words = _WORD.findall(lower, 0, at)[-self.rules.negation_window:] if at else []
+        """Whether a negator sits within ``negation_window`` words before position ``at`` of ``lower``.
+
+        Punctuation ends a negation's reach: in "Pinned? no, any bucket works" the "no" answers the
+        question and does not negate "any".
+        """
+        start = max((lower.rfind(p, 0, at) for p in self.rules.negation_stops), default=-1) + 1
+        words = _WORD.findall(lower, start, at)[-self.rules.negation_window:] if at > start else []
         return phrase_pattern(self.rules.negators).search(" ".join(words)) is not None
 
     def cue_near(self, clause: Clause, literal: str, cues: tuple[str, ...], window: int | None = None, *,

@@ -37,6 +37,18 @@ def _first_cue(ctx: Context, literal: str, cues: tuple[str, ...],
 _WORDS = re.compile(r"[a-z]{4,}")
 
 
+_ANSWERED_NO = re.compile(r"\s*\?*\s*[:=]?\s*(?:no|false|n)\b")
+
+
+def _reasserted(ctx: Context, unit: Clause) -> bool:
+    """The unit re-asserts the requirement: a reassert cue, not negated and not answered "no"
+    (a table column "Pinned?" whose value is "no" pins nothing)."""
+    for m in phrase_pattern(ctx.rules.reassert_cues).finditer(unit.lower):
+        if not ctx.negated(unit.lower, m.start()) and not _ANSWERED_NO.match(unit.lower, m.end()):
+            return True
+    return False
+
+
 def _revised(ctx: Context, literal: str, cues: tuple[str, ...]) -> tuple[Clause, str] | None:
     """A later revision note that waives ``literal``'s obligation without naming it.
 
@@ -78,7 +90,7 @@ def force_kept(case: Case) -> Iterator[Finding]:
             hit = _first_cue(ctx, literal, rules.weakening_cues)
             if hit is None and fact.kind in _WAIVABLE:
                 waived = _first_cue(ctx, literal, rules.waiver_cues)
-                if waived is not None and not ctx.cue_in(waived[0], rules.reassert_cues):
+                if waived is not None and not _reasserted(ctx, waived[0]):
                     hit = waived
             if hit is None:
                 hit = _revised(ctx, literal, rules.waiver_cues + rules.weakening_cues + rules.permission_cues)

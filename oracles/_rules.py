@@ -255,6 +255,8 @@ class ProseRules:
     call_done_window: int = 3
     number_window: int = 6
     negation_window: int = 4
+    # Punctuation that ends a negation's reach ("Pinned? no, any bucket works": the "no" stops at the comma).
+    negation_stops: tuple[str, ...] = (",", ";", ":", ".", "!", "?", "\u2014", " - ")
     force_window: int = 10
     # Where each check reads (see the module docstring for the units).
     prohibition_unit: str = "sentence"
@@ -275,7 +277,7 @@ class ProseRules:
     def __post_init__(self) -> None:
         for f in fields(self):
             value = getattr(self, f.name)
-            if f.name.endswith(("_cues", "_traps", "_negators", "_statuses", "_links")) or f.name == "negators":
+            if f.name.endswith(("_cues", "_traps", "_negators", "_statuses", "_links")) or f.name in ("negators", "negation_stops"):
                 if not isinstance(value, tuple) or not all(isinstance(v, str) and v for v in value):
                     raise InvalidArgument(f"ProseRules({f.name}={value!r}): expected a tuple of non-empty strings")
             if f.name == "operator_phrases" and not (isinstance(value, tuple) and all(
