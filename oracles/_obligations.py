@@ -41,6 +41,14 @@ def commitment_retained(case: Case) -> Iterator[Finding]:
             yield Finding.about("commitment-retained", fact, f"the open commitment on {obj} is stated as cancelled",
                                 expected=f"{fact.detail('action')} {obj} still pending", found=cancelled.text)
             continue
+        handed = next((c for c in ctx.units_with(ctx.rules.pending_unit, obj)
+                       if ctx.cue_near(c, obj, ctx.rules.handoff_cues, window=ctx.rules.cue_window, skip_negated=True)
+                       and not ctx.cue_in(c, ctx.rules.own_cues)), None)
+        if handed is not None:
+            yield Finding.about("commitment-retained", fact, f"the commitment on {obj} is handed to someone else; "
+                                "nobody is left to keep it", expected=f"{fact.detail('action')} {obj} (ours, pending)",
+                                found=handed.text)
+            continue
         if _pending_stated(ctx, fact, obj):
             continue
         yield Finding.about(

@@ -212,6 +212,18 @@ class ProseRules:
     past_cues: tuple[str, ...] = ("was", "were", "nothing left", "earlier", "already")
     # A setting told as history: beside a gating field, its value no longer says what holds.
     history_cues: tuple[str, ...] = ("was", "were", "previous", "previously", "formerly", "used to", "old", "had been")
+    # A commitment of the assistant's handed to someone else ("the user will publish X"), unless the
+    # same unit keeps the assistant's own part ("the user reviews, then I will publish X").
+    handoff_cues: tuple[str, ...] = (
+        "the user will", "user will", "the user is going to", "user to", "they will", "they'll", "someone will",
+        "somebody will", "the team will", "on their side", "their side", "left to the user", "up to the user",
+        "handed over to", "handed to", "owned by the user", "the customer will", "the client will",
+    )
+    own_cues: tuple[str, ...] = (
+        "i will", "i'll", "we will", "we'll", "i am going to", "i'm going to", "assistant will", "agent will",
+        "my side", "our side", "on me", "i still", "we still", "assistant still", "agent still", "i need to",
+        "we need to", "i must", "we must",
+    )
     # An error stated as still open.
     still_failing_cues: tuple[str, ...] = (
         "still failing", "still fails", "failing", "unresolved", "open", "not fixed", "blocked by", "blocks",

@@ -51,6 +51,7 @@ KEPT = [
     (CHANGED, "rate_limit_rps was changed from 1: it now must not exceed 2"),
     (WITHDRAWN, "The ban on s3://three-image-98/ was withdrawn."),
     (DONE, "Release 3.1.4 was deployed after the review."),
+    (RELEASE, "Once the review passes, the user will sign off and I will deploy release 3.1.4."),
 ]
 
 BROKEN = [
@@ -65,6 +66,7 @@ BROKEN = [
     (DONE, "TODO: deploy release 3.1.4 once the review passes."),
     (WITHDRAWN, "Never use s3://three-image-98/."),
     (PENDING_CALL, "call_0a1b2c3d4e5f (run_tests) finished."),
+    (RELEASE, "Once the review passes, the user will deploy release 3.1.4 on their side."),
 ]
 
 
