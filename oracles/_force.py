@@ -53,27 +53,28 @@ def _revised(ctx: Context, literal: str, cues: tuple[str, ...]) -> tuple[Clause,
     """A later revision note that waives ``literal``'s obligation without naming it.
 
     It starts with a revision marker, carries one of ``cues`` (not negated), names no other
-    identifier, and shares a content word with the literal or the sentence that states it.
+    identifier, and shares a content word with the literal or a sentence before it that states it.
+    One pass over the sentences: the words of the stating sentences accumulate as they are read.
     """
     rules = ctx.rules
-    sentences = list(ctx.sentences)
-    stated = [i for i, s in enumerate(sentences) if has_token(s.text, literal)]
-    if not stated:
-        return None
     common = set(rules.common_words)
     marker = phrase_pattern(rules.revision_markers)
-    for i in range(stated[0] + 1, len(sentences)):
-        revision = sentences[i]
-        head = revision.lower.lstrip("-*• ").split(":")[0] if ":" in revision.lower[:24] else revision.lower[:24]
-        if has_token(revision.text, literal) or not marker.match(head.strip()) or ctx.identifiers(revision):
+    words: set[str] | None = None  # None until the literal has been stated
+    for sentence in ctx.sentences:
+        if has_token(sentence.text, literal):
+            words = (words or set(_WORDS.findall(literal.lower()))) | set(_WORDS.findall(sentence.lower))
             continue
-        earlier = [sentences[j] for j in stated if j < i]
-        words = {w for s in earlier for w in _WORDS.findall(s.lower)} | set(_WORDS.findall(literal.lower()))
-        if not (set(_WORDS.findall(revision.lower)) & (words - common)):
+        if words is None:
             continue
-        found = phrase_pattern(cues).search(revision.lower)
-        if found and not ctx.negated(revision.lower, found.start()):
-            return revision, found.group(0)
+        lower = sentence.lower
+        head = lower.lstrip("-*• ").split(":")[0] if ":" in lower[:24] else lower[:24]
+        if not marker.match(head.strip()) or ctx.identifiers(sentence):
+            continue
+        if not set(_WORDS.findall(lower)) & (words - common):
+            continue
+        found = phrase_pattern(cues).search(lower)
+        if found and not ctx.negated(lower, found.start()):
+            return sentence, found.group(0)
     return None
 
 
