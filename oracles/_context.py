@@ -163,6 +163,11 @@ class Context:
         pieces = {"clause": self.clauses, "sentence": self.sentences, "line": self.lines}[unit]
         return [c for c in pieces if has_token(c.text, literal)]
 
+    def clauses_in(self, unit: Clause) -> list[Clause]:
+        """The clauses of one unit (a sentence or a line), read the way the context's clauses are."""
+        lits = frozenset(lit.lower() for lit in self.literals)
+        return [Clause.of(c, lits) for c in _CLAUSE_SPLIT.split(unit.text) if c and c.strip()]
+
     def position(self, clause: Clause) -> int:
         """Where a clause sits in reading order (later statements override earlier ones)."""
         return self.clauses.index(clause) if clause in self.clauses else -1

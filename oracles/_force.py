@@ -27,7 +27,7 @@ def _first_cue(ctx: Context, literal: str, cues: tuple[str, ...],
     for unit in ctx.units_with(rules.force_unit, literal):
         cue = ctx.cue_near(unit, literal, cues, window=rules.force_window, skip_negated=True)
         if cue and unless and any(phrase_pattern((cue,)).search(c.lower) and ctx.cue_in(c, unless)
-                                  for c in ctx.clauses if c.text in unit.text):
+                                  for c in ctx.clauses_in(unit)):
             continue
         if cue:
             return unit, cue
