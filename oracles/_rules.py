@@ -37,7 +37,8 @@ class ProseRules:
     # A prohibition: one of these within ``cue_window`` words of the literal.
     prohibition_cues: tuple[str, ...] = (
         "never", "must not", "mustn't", "do not", "don't", "does not", "shall not", "cannot", "can't",
-        "may not", "not allowed", "forbidden", "forbid", "prohibited", "off limits", "off-limits",
+        "may not", "not allowed", "forbidden", "forbid", "forbade", "forbids", "prohibits", "prohibited", "bans",
+        "vetoed", "off limits", "off-limits",
         "under no circumstances", "banned", "not permitted", "no writes to", "not to use", "not use",
         "must never", "is blocked", "blocklisted", "denylisted", "deny", "not touch", "no access to",
         "hands off", "away from", "go near", "stay out of", "keep out of", "no deploys", "no deploy", "no writes",

@@ -64,7 +64,7 @@ def judge(row: Row) -> Judged:
     """The oracles' verdict on one row: broken if any oracle reports a violation."""
     turns = transcript_from_dict({"schema_version": 1, "turns": row.source}, source=row.where).turns
     obligation = {"id": "F0", "kind": row.kind, **row.fact}
-    facts = obligations_from_dict({"obligations": [obligation]}, turns=len(turns), source=row.where)
+    facts = obligations_from_dict({"obligations": [obligation]}, turns=turns, source=row.where)
     result = CompactionResult((Turn(Role.SYSTEM, row.context),))
     verdict = audit(turns, result, facts).verdict
     findings = tuple(f"{f.invariant}: {f.detail}" for f in verdict.violations)

@@ -23,7 +23,8 @@ def test_the_readme_example_finds_the_two_bent_obligations(capsys, tmp_path):
     assert "✗ upload-cap" in out and "stated approximately ('roughly')" in out
     assert "✗ upload-call" in out and "says it finished" in out
     document = json.loads(report.read_text())
-    assert document["exit_code"] == 1
+    assert document["exit_code"] == 1 and document["violations"] == 2
+    assert sorted(document["kept"]) == ["no-finance-bucket", "rollback-script"]
     assert {(f["fact_id"], f["invariant"]) for f in document["findings"]} == {
         ("upload-cap", "threshold-exact"), ("upload-call", "closure")}
 
@@ -54,12 +55,21 @@ def test_a_budget_makes_the_budget_oracles_judge(tmp_path, capsys):
      "field 'obligations[0].origin_turn': expected a turn of the 'before' messages (0..2)"),
     ("obligations", {"obligations": [{"kind": "prohibition", "literals": ["x"], "fate": {"status": "fulfilled", "turn": 1}}]},
      "field 'obligations[0].fate.status': expected a fate a prohibition can have (open, retracted)"),
-    ("obligations", {"obligations": [{"kind": "threshold", "literals": ["a", "1"], "fate": {"status": "superseded", "turn": 1}}]},
+    ("obligations", {"obligations": [{"kind": "threshold", "literals": ["max_parallel_uploads", "4"],
+                                      "details": {"operator": "<="}, "fate": {"status": "superseded", "turn": 1}}]},
      "field 'obligations[0].fate.replacement': expected a value (the field is required)"),
     ("obligations", {"schema_version": 2, "obligations": []}, "field 'schema_version': expected 1, got 2"),
     ("before", [{"role": "robot", "content": "hi"}], "field 'message [0].role': expected one of system"),
     ("before", [], "field '<root>': expected a non-empty list of chat messages"),
     ("after", 42, "field '<root>': expected a context: a string, a list of chat messages, or"),
+    ("obligations", {"obligations": [{"kind": "threshold", "literals": ["max_parallel_uploads", "4"]}]},
+     "field 'obligations[0].details.operator': expected one of <=, >=, <, >, =="),
+    ("obligations", {"obligations": [{"kind": "prohibition", "literals": ["s3://billing-exports-12/"],
+                                      "detail": {}}]},
+     "field 'obligations[0].detail': expected one of the fields id, kind, literals"),
+    ("obligations", {"obligations": [{"kind": "prohibition", "literals": ["s3://not-in-the-log-1/"]}]},
+     "field 'obligations[0].literals': expected a literal that appears in the 'before' messages"),
+    ("obligations", {"obligations": []}, "field 'obligations': expected at least one obligation"),
 ])
 def test_bad_input_names_the_file_and_field(tmp_path, capsys, which, content, message):
     files = {"before": EXAMPLE / "before.json", "after": EXAMPLE / "after.json",
@@ -71,6 +81,30 @@ def test_bad_input_names_the_file_and_field(tmp_path, capsys, which, content, me
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert f"{bad}: " in err and message in err, err
+
+
+def test_a_call_whose_result_is_in_the_log_cannot_be_left_open(tmp_path, capsys):
+    before = tmp_path / "before.json"
+    before.write_text(json.dumps([
+        {"role": "assistant", "content": "", "tool_calls": [
+            {"id": "call_lag_88f1", "type": "function", "function": {"name": "check_lag", "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": "call_lag_88f1", "content": "lag 2.4s"}]))
+    obligations = tmp_path / "obligations.json"
+    obligations.write_text(json.dumps({"obligations": [{"kind": "in_flight_call", "literals": ["call_lag_88f1"]}]}))
+    argv = ["audit", "--before", str(before), "--after", str(EXAMPLE / "after.json"), "--obligations", str(obligations)]
+    assert main(argv) == 2
+    assert "field 'obligations[0].fate': expected status 'resolved' with turn 1" in capsys.readouterr().err
+
+
+def test_a_json_object_is_read_as_the_summary_itself(tmp_path, capsys):
+    after = tmp_path / "after.json"
+    after.write_text(json.dumps({"forbidden_targets": ["s3://billing-exports-12/"],
+                                 "limits": {"max_parallel_uploads": "at most 4"},
+                                 "in_flight_calls": [{"id": "call_7d0e2b9c41aa", "status": "no result yet"}],
+                                 "existing_artifacts": [{"path": "scripts/rollback_ledger_v3.sh", "use": "reuse"}]}))
+    argv = ["audit", "--before", str(EXAMPLE / "before.json"), "--after", str(after),
+            "--obligations", str(EXAMPLE / "obligations.json")]
+    assert main(argv) == 0, capsys.readouterr().out
 
 
 def test_a_superseded_obligation_brings_its_change():

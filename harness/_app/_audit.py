@@ -19,6 +19,7 @@ fact that ended it, as the generated ledgers do.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,7 +28,7 @@ from typing import Any
 from harness._base._errors import InvalidArgument, MalformedResult, SchemaError
 from harness._base._files import DEFAULT_MAX_FILE_MB, read_json_file
 from harness._base._kinds import ending_event, kind_def, read_kind
-from harness._base._model import Fact, Fate, Polarity, Status, Transcript, Turn
+from harness._base._model import Fact, FactKind, Fate, Polarity, Role, Status, Transcript, Turn
 from harness._base._protocol import CompactionResult, result_from_dict, result_from_return
 from harness._base._schema import Reader
 from harness._base._tokens import TokenCounter, count_tokens
@@ -49,7 +50,13 @@ class Audit:
     verdict: Verdict
 
 
+_OBLIGATION_FIELDS = ("id", "kind", "literals", "polarity", "details", "origin_turn", "fate")
+_FATE_FIELDS = ("status", "turn", "replacement")
+_OPERATORS = ("<=", ">=", "<", ">", "==")
+
+
 def _obligation(r: Reader, index: int, turns: int) -> list[Fact]:
+    r.only(*_OBLIGATION_FIELDS)
     kind = read_kind(r)
     definition = kind_def(kind)
     literals = r.str_list("literals", nonempty_items=True)
@@ -59,6 +66,9 @@ def _obligation(r: Reader, index: int, turns: int) -> list[Fact]:
     if r.optional_str("polarity") is not None:
         polarity = r.enum("polarity", Polarity)
     details = r.str_map("details")
+    if kind == FactKind.THRESHOLD and details.get("operator") not in _OPERATORS:
+        r.fail("details.operator", f"one of {', '.join(_OPERATORS)} (a threshold needs its operator)",
+               details.get("operator", "nothing"))
     if len(literals) == 2 and definition.literal_count == 2:  # a field and its value
         details.setdefault("field", literals[0])
         details.setdefault("value", literals[1])
@@ -68,6 +78,7 @@ def _obligation(r: Reader, index: int, turns: int) -> list[Fact]:
     fate, replacement = Fate(), None
     fate_r = r.child("fate", optional=True)
     if fate_r is not None:
+        fate_r.only(*_FATE_FIELDS)
         status = fate_r.enum("status", Status)
         if status is not Status.OPEN:
             turn = fate_r.int("turn", minimum=origin)
@@ -85,13 +96,42 @@ def _obligation(r: Reader, index: int, turns: int) -> list[Fact]:
     return [fact] + ([event] if event is not None else [])
 
 
-def obligations_from_dict(data: Any, *, turns: int, source: str = "<obligations>") -> tuple[Fact, ...]:
-    """The facts an obligations document describes; ``SchemaError`` naming the file and field otherwise."""
+def _consistent(r: Reader, fact: Fact, before: tuple[Turn, ...]) -> None:
+    """The obligation agrees with the messages: its literal is in them, and an open call has no result."""
+    said = "\n".join(t.text + "".join(f"\n{c.id} {c.name} {c.arguments}" for c in t.tool_calls) for t in before)
+    if fact.literals[0] not in said:
+        r.fail("literals", "a literal that appears in the 'before' messages", fact.literals[0])
+    if fact.kind == FactKind.IN_FLIGHT_CALL and fact.fate.status is Status.OPEN:
+        answer = next((i for i, t in enumerate(before) if t.tool_call_id == fact.literals[0]), None)
+        if answer is not None:
+            r.fail("fate", f"status 'resolved' with turn {answer} (message {answer} is the result of "
+                           f"{fact.literals[0]})", "an open call")
+
+
+def obligations_from_dict(data: Any, *, turns: int | tuple[Turn, ...], source: str = "<obligations>"
+                          ) -> tuple[Fact, ...]:
+    """The facts an obligations document describes; ``SchemaError`` naming the file and field otherwise.
+
+    Given the ``before`` turns themselves (not only their count), each obligation is also checked
+    against them: a literal they never mention, or a call "in flight" whose result is among them,
+    would make every verdict on it meaningless.
+    """
+    before = turns if isinstance(turns, tuple) else None
+    count = len(turns) if before is not None else turns
     r = Reader(data, source=source)
+    r.only("schema_version", "obligations")
     version = r.int("schema_version", default=AUDIT_VERSION)
     if version != AUDIT_VERSION:
         r.fail("schema_version", f"{AUDIT_VERSION}", version)
-    facts = [f for i, o in enumerate(r.children("obligations")) for f in _obligation(o, i, turns)]
+    readers = r.children("obligations")
+    if not readers:
+        r.fail("obligations", "at least one obligation", [])
+    facts = []
+    for i, o in enumerate(readers):
+        judged = _obligation(o, i, count)
+        if before is not None:
+            _consistent(o, judged[0], before)
+        facts.extend(judged)
     ids = [f.id for f in facts]
     duplicate = next((i for i in ids if ids.count(i) > 1), None)
     if duplicate is not None:
@@ -112,7 +152,12 @@ def turns_from_messages(data: Any, *, source: str) -> tuple[Turn, ...]:
 
 
 def context_from_json(data: Any, *, source: str) -> CompactionResult:
-    """The context after: a string, a list of messages, or ``{"messages": [...], "ledger": [...]}``."""
+    """The context after: a string, a list of messages, or ``{"messages": [...], "ledger": [...]}``.
+
+    Any other JSON object is the summary itself, as a compactor that answers in JSON writes it.
+    """
+    if isinstance(data, dict) and "messages" not in data:
+        return CompactionResult((Turn(Role.SYSTEM, json.dumps(data, indent=2, ensure_ascii=False)),))
     if not isinstance(data, dict | str | list):
         raise SchemaError("<root>", 'a context: a string, a list of chat messages, or {"messages": [...], '
                           '"ledger": [...]}', data, source=source)
@@ -142,6 +187,6 @@ def audit_files(before: str | Path, after: str | Path, obligations: str | Path, 
     """``audit`` on three JSON files; every error names the file and the field."""
     turns = turns_from_messages(read_json_file(before, max_mb=max_file_mb), source=str(before))
     context = context_from_json(read_json_file(after, max_mb=max_file_mb), source=str(after))
-    facts = obligations_from_dict(read_json_file(obligations, max_mb=max_file_mb), turns=len(turns),
+    facts = obligations_from_dict(read_json_file(obligations, max_mb=max_file_mb), turns=turns,
                                   source=str(obligations))
     return audit(turns, context, facts, **options)

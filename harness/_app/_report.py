@@ -180,8 +180,12 @@ def audit_report(result: Audit, *, before: str, after: str, obligations: str) ->
     by_fact: dict[str | None, list] = {}
     for finding in verdict.findings:
         by_fact.setdefault(finding.fact_id, []).append(finding)
-    lines = [f"audit of {printable(after)} against {len(case.transcript.facts)} obligations "
-             f"({printable(before)}: {len(case.transcript.turns)} messages; {printable(obligations)})"]
+    events = sum(1 for f in case.transcript.facts if str(f.kind) in ("retraction", "supersession")
+                 and f.detail("target") is not None)
+    given = len(case.transcript.facts) - events
+    lines = [f"audit of {printable(after)} against {given} obligations"
+             + (f" (and the {events} event(s) that ended some)" if events else "")
+             + f" ({printable(before)}: {len(case.transcript.turns)} messages; {printable(obligations)})"]
     for fact in case.transcript.facts:
         found = by_fact.get(fact.id, [])
         status = "live" if fact in case.live else f"ended ({fact.fate.status.value})"
@@ -201,10 +205,14 @@ def audit_report(result: Audit, *, before: str, after: str, obligations: str) ->
     lines.append(f"{len(verdict.violations)} violations, {len(verdict.degradations)} degradations, "
                  f"loss ratio {verdict.loss_ratio:.2f}")
     document = {
+        "schema_version": 1,
         "before": before, "after": after, "obligations": obligations,
+        "kept": [f.id for f in case.transcript.facts if f.id not in by_fact],
         "findings": [{"invariant": f.invariant, "severity": f.severity.value, "fact_id": f.fact_id,
                       "fact_kind": f.fact_kind, "detail": f.detail, "expected": f.expected, "found": f.found}
                      for f in verdict.findings],
+        "violations": len(verdict.violations),
+        "degradations": len(verdict.degradations),
         "loss_ratio": verdict.loss_ratio,
         "exit_code": code,
     }

@@ -127,6 +127,12 @@ class Reader:
             for i, item in enumerate(self.list(key, default=default))
         ]
 
+    def only(self, *keys: str) -> None:
+        """Fail on the first field that is not one of ``keys`` (a typo such as "detail" is named)."""
+        for key in self._obj:
+            if key not in keys:
+                self.fail(key, f"one of the fields {', '.join(keys)}", "an unknown field")
+
     def wrap(self, build, *args):
         """Run a constructor, turning its own validation error into a SchemaError here."""
         try:
