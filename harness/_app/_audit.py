@@ -96,13 +96,12 @@ def _obligation(r: Reader, index: int, turns: int) -> list[Fact]:
     return [fact] + ([event] if event is not None else [])
 
 
-def _consistent(r: Reader, fact: Fact, before: tuple[Turn, ...]) -> None:
+def _consistent(r: Reader, fact: Fact, said: str, answers: dict[str, int]) -> None:
     """The obligation agrees with the messages: its literal is in them, and an open call has no result."""
-    said = "\n".join(t.text + "".join(f"\n{c.id} {c.name} {c.arguments}" for c in t.tool_calls) for t in before)
     if fact.literals[0] not in said:
         r.fail("literals", "a literal that appears in the 'before' messages", fact.literals[0])
     if fact.kind == FactKind.IN_FLIGHT_CALL and fact.fate.status is Status.OPEN:
-        answer = next((i for i, t in enumerate(before) if t.tool_call_id == fact.literals[0]), None)
+        answer = answers.get(fact.literals[0])
         if answer is not None:
             r.fail("fate", f"status 'resolved' with turn {answer} (message {answer} is the result of "
                            f"{fact.literals[0]})", "an open call")
@@ -126,14 +125,17 @@ def obligations_from_dict(data: Any, *, turns: int | tuple[Turn, ...], source: s
     readers = r.children("obligations")
     if not readers:
         r.fail("obligations", "at least one obligation", [])
+    if before is not None:  # read once: a file of thousands of obligations stays linear
+        said = "\n".join(t.text + "".join(f"\n{c.id} {c.name} {c.arguments}" for c in t.tool_calls) for t in before)
+        answers = {t.tool_call_id: i for i, t in reversed(list(enumerate(before))) if t.tool_call_id}
     facts = []
     for i, o in enumerate(readers):
         judged = _obligation(o, i, count)
         if before is not None:
-            _consistent(o, judged[0], before)
+            _consistent(o, judged[0], said, answers)
         facts.extend(judged)
-    ids = [f.id for f in facts]
-    duplicate = next((i for i in ids if ids.count(i) > 1), None)
+    seen: set[str] = set()
+    duplicate = next((f.id for f in facts if f.id in seen or seen.add(f.id)), None)
     if duplicate is not None:
         raise SchemaError("obligations", "unique ids", duplicate, source=source)
     return tuple(facts)
