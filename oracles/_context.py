@@ -62,6 +62,12 @@ def has_token(text: str, literal: str) -> bool:
     return literal in text and literal_pattern(literal).search(text) is not None
 
 
+@functools.lru_cache(maxsize=16)
+def _status_pattern(keys: tuple[str, ...]) -> re.Pattern[str]:
+    names = "|".join(re.escape(k) for k in keys)
+    return re.compile(rf"\b(?:{names})\s*[:=]\s*([a-z][a-z _\-]*)")
+
+
 @dataclass(frozen=True, slots=True)
 class Clause:
     """A piece of context text; ``lower`` is lowercased with identifiers masked out,
@@ -100,6 +106,7 @@ class Context:
     result: CompactionResult
     rules: ProseRules
     literals: frozenset[str] = frozenset()
+    lowered: frozenset[str] = field(init=False)  # the literals as the masked reading sees them
     text: str = field(init=False)
     reading: str = field(init=False)
     clauses: tuple[Clause, ...] = field(init=False)
@@ -123,6 +130,7 @@ class Context:
         reading = "\n".join(line for part in parts for line in reading_lines(part))
         object.__setattr__(self, "reading", reading)
         lits = frozenset(lit.lower() for lit in self.literals)
+        object.__setattr__(self, "lowered", lits)
         clauses = tuple(Clause.of(c, lits) for c in _CLAUSE_SPLIT.split(reading) if c and c.strip())
         object.__setattr__(self, "clauses", clauses)
         sentences = tuple(Clause.of(c, lits) for c in _SENTENCE_SPLIT.split(reading) if c and c.strip())
@@ -165,8 +173,7 @@ class Context:
 
     def clauses_in(self, unit: Clause) -> list[Clause]:
         """The clauses of one unit (a sentence or a line), read the way the context's clauses are."""
-        lits = frozenset(lit.lower() for lit in self.literals)
-        return [Clause.of(c, lits) for c in _CLAUSE_SPLIT.split(unit.text) if c and c.strip()]
+        return [Clause.of(c, self.lowered) for c in _CLAUSE_SPLIT.split(unit.text) if c and c.strip()]
 
     def position(self, clause: Clause) -> int:
         """Where a clause sits in reading order (later statements override earlier ones)."""
@@ -213,8 +220,7 @@ class Context:
 
     def status_in(self, clause: Clause) -> str | None:
         """The value of a structured status field in ``clause`` ("status: done" gives "done"), if any."""
-        keys = "|".join(re.escape(k) for k in self.rules.status_keys)
-        m = re.search(rf"\b(?:{keys})\s*[:=]\s*([a-z][a-z _\-]*)", clause.lower)
+        m = _status_pattern(self.rules.status_keys).search(clause.lower)
         return m.group(1).strip() if m else None
 
     def cue_in(self, clause: Clause, cues: tuple[str, ...]) -> str | None:

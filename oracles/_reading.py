@@ -107,10 +107,14 @@ def _flatten(value: Any, path: list[str]) -> list[str]:
             out.extend(_flatten(item, [*path, _key(key)]))
         return out
     if isinstance(value, list):
-        out = [_join(prefix, _inline(item)) if isinstance(item, dict) else None for item in value]
-        out = [line for item, line in zip(value, out) for line in
-               ([line] if line is not None else _flatten(item, path) if isinstance(item, list)
-                else [_join(prefix, _scalar(item))])]
+        out = []
+        for item in value:
+            if isinstance(item, dict):
+                out.append(_join(prefix, _inline(item)))
+            elif isinstance(item, list):
+                out.extend(_flatten(item, path))
+            else:
+                out.append(_join(prefix, _scalar(item)))
         return out or ([f"{prefix}: none"] if prefix else [])
     return [_join(prefix, _scalar(value))]
 

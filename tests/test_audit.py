@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from harness import SchemaError
+from harness import Role, SchemaError, Turn
 from harness._app._audit import audit_files, obligations_from_dict
 from harness._app._cli import main
 from tests._labelled import judge, load_rows, table
@@ -110,7 +110,8 @@ def test_a_json_object_is_read_as_the_summary_itself(tmp_path, capsys):
 def test_a_superseded_obligation_brings_its_change():
     facts = obligations_from_dict({"obligations": [
         {"kind": "threshold", "literals": ["max_retries", "3"], "details": {"operator": "<="},
-         "fate": {"status": "superseded", "turn": 1, "replacement": "5"}}]}, turns=2)
+         "fate": {"status": "superseded", "turn": 1, "replacement": "5"}}]},
+        turns=(Turn(Role.USER, "max_retries at most 3"), Turn(Role.USER, "make max_retries 5")))
     original, change = facts
     assert change.kind == "supersession" and change.literals == ("max_retries", "5")
     assert dict(change.details) == {"field": "max_retries", "old": "3", "value": "5", "operator": "<=",

@@ -27,7 +27,7 @@ from typing import Any
 
 from harness._base._errors import InvalidArgument, MalformedResult, SchemaError
 from harness._base._files import DEFAULT_MAX_FILE_MB, read_json_file
-from harness._base._kinds import ending_event, kind_def, read_kind
+from harness._base._kinds import THRESHOLD_OPERATORS, ending_event, kind_def, read_kind
 from harness._base._model import Fact, FactKind, Fate, Polarity, Role, Status, Transcript, Turn
 from harness._base._protocol import CompactionResult, result_from_dict, result_from_return
 from harness._base._schema import Reader
@@ -52,7 +52,6 @@ class Audit:
 
 _OBLIGATION_FIELDS = ("id", "kind", "literals", "polarity", "details", "origin_turn", "fate")
 _FATE_FIELDS = ("status", "turn", "replacement")
-_OPERATORS = ("<=", ">=", "<", ">", "==")
 
 
 def _obligation(r: Reader, index: int, turns: int) -> list[Fact]:
@@ -66,8 +65,8 @@ def _obligation(r: Reader, index: int, turns: int) -> list[Fact]:
     if r.optional_str("polarity") is not None:
         polarity = r.enum("polarity", Polarity)
     details = r.str_map("details")
-    if kind == FactKind.THRESHOLD and details.get("operator") not in _OPERATORS:
-        r.fail("details.operator", f"one of {', '.join(_OPERATORS)} (a threshold needs its operator)",
+    if kind == FactKind.THRESHOLD and details.get("operator") not in THRESHOLD_OPERATORS:
+        r.fail("details.operator", f"one of {', '.join(THRESHOLD_OPERATORS)} (a threshold needs its operator)",
                details.get("operator", "nothing"))
     if len(literals) == 2 and definition.literal_count == 2:  # a field and its value
         details.setdefault("field", literals[0])
@@ -107,16 +106,13 @@ def _consistent(r: Reader, fact: Fact, said: str, answers: dict[str, int]) -> No
                            f"{fact.literals[0]})", "an open call")
 
 
-def obligations_from_dict(data: Any, *, turns: int | tuple[Turn, ...], source: str = "<obligations>"
+def obligations_from_dict(data: Any, *, turns: tuple[Turn, ...], source: str = "<obligations>"
                           ) -> tuple[Fact, ...]:
     """The facts an obligations document describes; ``SchemaError`` naming the file and field otherwise.
 
-    Given the ``before`` turns themselves (not only their count), each obligation is also checked
-    against them: a literal they never mention, or a call "in flight" whose result is among them,
-    would make every verdict on it meaningless.
+    Each obligation is also checked against the ``turns`` it came from: a literal they never
+    mention, or a call "in flight" whose result is among them, would make every verdict wrong.
     """
-    before = turns if isinstance(turns, tuple) else None
-    count = len(turns) if before is not None else turns
     r = Reader(data, source=source)
     r.only("schema_version", "obligations")
     version = r.int("schema_version", default=AUDIT_VERSION)
@@ -125,14 +121,13 @@ def obligations_from_dict(data: Any, *, turns: int | tuple[Turn, ...], source: s
     readers = r.children("obligations")
     if not readers:
         r.fail("obligations", "at least one obligation", [])
-    if before is not None:  # read once: a file of thousands of obligations stays linear
-        said = "\n".join(t.text + "".join(f"\n{c.id} {c.name} {c.arguments}" for c in t.tool_calls) for t in before)
-        answers = {t.tool_call_id: i for i, t in reversed(list(enumerate(before))) if t.tool_call_id}
+    # read once: a file of thousands of obligations stays linear
+    said = "\n".join(t.text + "".join(f"\n{c.id} {c.name} {c.arguments}" for c in t.tool_calls) for t in turns)
+    answers = {t.tool_call_id: i for i, t in reversed(list(enumerate(turns))) if t.tool_call_id}
     facts = []
     for i, o in enumerate(readers):
-        judged = _obligation(o, i, count)
-        if before is not None:
-            _consistent(o, judged[0], said, answers)
+        judged = _obligation(o, i, len(turns))
+        _consistent(o, judged[0], said, answers)
         facts.extend(judged)
     seen: set[str] = set()
     duplicate = next((f.id for f in facts if f.id in seen or seen.add(f.id)), None)

@@ -10,6 +10,7 @@ from typing import Any
 
 from harness._base._codec import transcript_to_dict
 from harness._base._files import write_atomic
+from harness._base._model import FactKind
 from harness._app._audit import Audit
 from harness._app._runner import Failure, RunResult, turn_stats
 
@@ -180,8 +181,7 @@ def audit_report(result: Audit, *, before: str, after: str, obligations: str) ->
     by_fact: dict[str | None, list] = {}
     for finding in verdict.findings:
         by_fact.setdefault(finding.fact_id, []).append(finding)
-    events = sum(1 for f in case.transcript.facts if str(f.kind) in ("retraction", "supersession")
-                 and f.detail("target") is not None)
+    events = sum(1 for f in case.transcript.facts if f.kind in (FactKind.RETRACTION, FactKind.SUPERSESSION))
     given = len(case.transcript.facts) - events
     lines = [f"audit of {printable(after)} against {given} obligations"
              + (f" (and the {events} event(s) that ended some)" if events else "")

@@ -36,11 +36,9 @@ from harness._app._redact import Redactor
 from harness._app._worker import DEFAULT_LOAD_TIMEOUT
 from oracles import DEFAULT_RULES, ProseRules, select
 from harness._base._kinds import defined_kinds
-from harness._base._model import FactKind
+from harness._base._model import FactKind, normalise_kind
 from strategies import expand, skeletons
-from strategies._internal._kinds import has_generator
 
-BUILT_IN_KINDS = frozenset(k.value for k in FactKind)
 
 __all__ = ["RunConfig", "Failure", "InfraFailure", "RunResult", "Evaluation", "evaluate", "run", "shrink_transcript",
            "open_summarizer"]
@@ -157,9 +155,9 @@ def kind_warnings(oracles) -> tuple[str, ...]:
     selected = {o.id for o in oracles}
     out = []
     for definition in defined_kinds():
-        if definition.name in BUILT_IN_KINDS or not definition.placed:
+        if isinstance(normalise_kind(definition.name, "kind"), FactKind) or not definition.placed:
             continue
-        if not has_generator(definition.name):
+        if definition.generator is None:  # a team's kind brings its own; only built-ins have ours
             out.append(f"kind {definition.name!r} has no generator: generated transcripts never contain it")
         elif not definition.judges & selected:
             named = ", ".join(sorted(definition.judges)) or "none"

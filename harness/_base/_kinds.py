@@ -25,9 +25,12 @@ from harness._base._model import Fact, FactKind, Polarity, Status, normalise_kin
 from harness._base._schema import Reader
 
 __all__ = ["KindDef", "define_kind", "undefine_kind", "kind_def", "defined_kinds", "placed_kinds", "read_kind",
-           "ending_event"]
+           "ending_event", "THRESHOLD_OPERATORS"]
 
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
+
+#: The operators a threshold's ``operator`` detail may hold.
+THRESHOLD_OPERATORS = ("<=", ">=", "<", ">", "==")
 
 
 @dataclass(frozen=True, slots=True)

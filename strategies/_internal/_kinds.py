@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from hypothesis.errors import HypothesisException
 
 from harness._base._errors import HarnessError, InvalidArgument
-from harness._base._kinds import kind_def
+from harness._base._kinds import THRESHOLD_OPERATORS, kind_def
 from harness._base._model import FactKind, Role, Status, ToolCall, Turn
 from strategies._internal import _phrasing as P
 from strategies._internal._literals import GATING_FIELDS, make_literal
@@ -193,9 +193,6 @@ def _binding_fate(spec: FactSpec):
 
 # -- threshold: field, operator, number; sometimes restated, sometimes changed ----------------------------
 
-_OPERATORS = ("<=", ">=", "<", ">", "==")
-
-
 def _bound(spec: FactSpec, value: str, variant: int) -> str:
     return P.pick(P.BOUND_FORMS[spec.param("operator")], variant).format(v=value)
 
@@ -203,7 +200,7 @@ def _bound(spec: FactSpec, value: str, variant: int) -> str:
 def _threshold_draw(draw, fate: Status):
     field = _literal(draw, "field")
     value = draw(st.integers(1, 64))
-    params = {"operator": draw(st.sampled_from(_OPERATORS))}
+    params = {"operator": draw(st.sampled_from(THRESHOLD_OPERATORS))}
     if draw(st.booleans()):
         params["restate"] = "yes"
     if fate is Status.SUPERSEDED:
