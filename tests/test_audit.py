@@ -41,6 +41,17 @@ def test_a_faithful_context_passes(tmp_path, capsys):
     assert "0 violations" in capsys.readouterr().out
 
 
+def test_an_obligation_no_selected_oracle_judges_is_not_reported_kept(tmp_path, capsys):
+    report = tmp_path / "audit.json"
+    assert main(["audit", *FILES, "--only", "negation-polarity", "--report-json", str(report)]) == 4
+    out = capsys.readouterr().out
+    assert "✓ no-finance-bucket" in out and "? upload-cap" in out and "? rollback-script" in out
+    assert "3 obligation(s) not judged by the selected oracles" in out
+    document = json.loads(report.read_text())
+    assert document["kept"] == ["no-finance-bucket"]
+    assert sorted(document["unjudged"]) == ["rollback-script", "upload-call", "upload-cap"]
+
+
 def test_a_budget_makes_the_budget_oracles_judge(tmp_path, capsys):
     assert main(["audit", *FILES, "--budget", "10", "--only", "budget-respected"]) == 1
     assert "budget-respected" in capsys.readouterr().out

@@ -32,7 +32,7 @@ from harness._base._model import Fact, FactKind, Fate, Polarity, Role, Status, T
 from harness._base._protocol import CompactionResult, result_from_dict, result_from_return
 from harness._base._schema import Reader
 from harness._base._tokens import TokenCounter, count_tokens
-from oracles import DEFAULT_RULES, Case, Oracle, ProseRules, Verdict, check
+from oracles import DEFAULT_RULES, Case, Oracle, ProseRules, Verdict, check, select
 
 __all__ = ["AUDIT_VERSION", "UNLIMITED_BUDGET", "Audit", "obligations_from_dict", "turns_from_messages",
            "context_from_json", "audit", "audit_files"]
@@ -44,10 +44,11 @@ UNLIMITED_BUDGET = 10**12
 
 @dataclass(frozen=True)
 class Audit:
-    """What was judged, and the verdict."""
+    """What was judged, the verdict, and the obligations no selected oracle judges (``unjudged``)."""
 
     case: Case
     verdict: Verdict
+    unjudged: tuple[str, ...] = ()
 
 
 _OBLIGATION_FIELDS = ("id", "kind", "literals", "polarity", "details", "origin_turn", "fate")
@@ -176,7 +177,27 @@ def audit(before: tuple[Turn, ...], after: CompactionResult, facts: Iterable[Fac
         raise InvalidArgument(f"budget={budget!r}: expected a positive number of tokens")
     transcript = Transcript(tuple(before), tuple(facts), (len(before),))
     case = Case(transcript, len(before), budget, after, rules=rules, count_tokens=counter)
-    return Audit(case, check(case, oracles))
+    chosen = tuple(select() if oracles is None else oracles)
+    return Audit(case, check(case, chosen), _unjudged(case, {o.id for o in chosen}))
+
+
+def _unjudged(case: Case, selected: set[str]) -> tuple[str, ...]:
+    """The obligations given (not the events derived from them) that none of ``selected`` judges.
+
+    A live one is judged by its kind's oracles (``KindDef.judges``); one that ended before the
+    compaction by ``dead-obligation``, or ``supersession`` when it was replaced.
+    """
+    out = []
+    for fact in case.transcript.facts:
+        if fact.kind in (FactKind.RETRACTION, FactKind.SUPERSESSION):
+            continue
+        if fact in case.live:
+            judges = kind_def(fact.kind).judges
+        else:
+            judges = {"supersession"} if fact.fate.status is Status.SUPERSEDED else {"dead-obligation"}
+        if not judges & selected:
+            out.append(fact.id)
+    return tuple(out)
 
 
 def audit_files(before: str | Path, after: str | Path, obligations: str | Path, *,

@@ -190,6 +190,9 @@ def audit_report(result: Audit, *, before: str, after: str, obligations: str) ->
         found = by_fact.get(fact.id, [])
         status = "live" if fact in case.live else f"ended ({fact.fate.status.value})"
         head = f"{fact.id} {fact.kind} {' | '.join(fact.literals)} [{status}]"
+        if not found and fact.id in result.unjudged:
+            lines.append(f"  ? {printable(head)}: not judged (none of the selected oracles judges it)")
+            continue
         if not found:
             lines.append(f"  ✓ {printable(head)}")
             continue
@@ -201,13 +204,16 @@ def audit_report(result: Audit, *, before: str, after: str, obligations: str) ->
                 lines.append(f"        found: {printable(_clip(f.found, 200))}")
     for f in by_fact.get(None, []):
         lines.append(f"  ✗ {f.invariant} ({f.severity.value}): {printable(_clip(f.detail, 200))}")
-    code = 1 if verdict.violations else 0
+    # As for a run: violations first; otherwise an obligation nobody judged makes the audit incomplete.
+    code = 1 if verdict.violations else 4 if result.unjudged else 0
     lines.append(f"{len(verdict.violations)} violations, {len(verdict.degradations)} degradations, "
-                 f"loss ratio {verdict.loss_ratio:.2f}")
+                 f"loss ratio {verdict.loss_ratio:.2f}"
+                 + (f"; {len(result.unjudged)} obligation(s) not judged by the selected oracles" if result.unjudged else ""))
     document = {
         "schema_version": 1,
         "before": before, "after": after, "obligations": obligations,
-        "kept": [f.id for f in case.transcript.facts if f.id not in by_fact],
+        "kept": [f.id for f in case.transcript.facts if f.id not in by_fact and f.id not in result.unjudged],
+        "unjudged": list(result.unjudged),
         "findings": [{"invariant": f.invariant, "severity": f.severity.value, "fact_id": f.fact_id,
                       "fact_kind": f.fact_kind, "detail": f.detail, "expected": f.expected, "found": f.found}
                      for f in verdict.findings],

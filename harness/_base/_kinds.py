@@ -182,23 +182,23 @@ _BUILT_IN = (
     KindDef(
         FactKind.PROHIBITION.value, lambda f: f"Never use {f.literals[0]}.",
         polarity=Polarity.FORBID, fates=(Status.OPEN, Status.RETRACTED), params=("category",), verbatim=True,
-        judged_by=("negation-polarity",),
+        judged_by=("negation-polarity", "force-kept"),
     ),
     KindDef(
         FactKind.LITERAL_BINDING.value, lambda f: f"Use {f.literals[0]} for the {f.detail('category') or 'target'}.",
         polarity=Polarity.REQUIRE, fates=(Status.OPEN, Status.RETRACTED, Status.SUPERSEDED), params=("category",),
-        verbatim=True,
+        verbatim=True, judged_by=("force-kept",),
     ),
     KindDef(
         FactKind.THRESHOLD.value, lambda f: f"{f.literals[0]} {f.detail('operator')} {f.literals[1]}.",
         literal_count=2, polarity=Polarity.REQUIRE, fates=(Status.OPEN, Status.RETRACTED, Status.SUPERSEDED),
-        params=("operator",), ledger_details=("operator",), judged_by=("threshold-exact",),
+        params=("operator",), ledger_details=("operator",), judged_by=("threshold-exact", "force-kept"),
     ),
     KindDef(
         FactKind.COMMITMENT.value,
         lambda f: f"Pending: {f.detail('action')} {f.detail('noun')} {f.literals[0]} once {f.detail('trigger')}.",
         polarity=Polarity.REQUIRE, fates=(Status.OPEN, Status.FULFILLED, Status.RETRACTED),
-        params=("action", "noun", "past", "trigger"), judged_by=("commitment-retained", "completion-honest"),
+        params=("action", "noun", "past", "trigger"), judged_by=("commitment-retained", "completion-honest", "force-kept"),
     ),
     KindDef(
         FactKind.IN_FLIGHT_CALL.value,
@@ -214,17 +214,17 @@ _BUILT_IN = (
     KindDef(
         FactKind.NEGATIVE_FACT.value,
         lambda f: f"Approach {f.literals[0]} was {f.detail('disposition')}; do not propose it again.",
-        params=("disposition",), ledger_details=("disposition",), judged_by=("negative-fact-disposition",),
+        params=("disposition",), ledger_details=("disposition",), judged_by=("negative-fact-disposition", "force-kept"),
     ),
     KindDef(
         FactKind.ARTIFACT_REFERENCE.value, lambda f: f"Existing {f.detail('what')}: {f.literals[0]} (reuse it).",
-        params=("what",), verbatim=True,
+        params=("what",), verbatim=True, judged_by=("force-kept",),
     ),
     KindDef(
         FactKind.GATING_FIELD.value,
         lambda f: f"Gating config {f.literals[0]}: {f.literals[1]} (holds before we {f.detail('write')}).",
         literal_count=2, polarity=Polarity.REQUIRE, fates=(Status.OPEN, Status.SUPERSEDED), params=("write",),
-        judged_by=("gating-field-retained",),
+        judged_by=("gating-field-retained", "force-kept"),
     ),
     KindDef(
         FactKind.RETRACTION.value, lambda f: f"Withdrawn: the earlier rule on {f.literals[0]} no longer applies.",
