@@ -57,6 +57,55 @@ def literal_pattern(literal: str) -> re.Pattern[str]:
     return re.compile(body)
 
 
+@functools.lru_cache(maxsize=16384)
+def identifier_tokens(text: str) -> frozenset[str]:
+    """Every identifier-like run in ``text`` (the shape ``Context.identifiers`` reads a clause in)."""
+    return frozenset(_IDENT.findall(text))
+
+
+@functools.lru_cache(maxsize=4096)
+def near_miss_among(literal: str, tokens: frozenset[str], ratio: float) -> str | None:
+    """The token of ``tokens`` most like ``literal`` (at least ``ratio`` alike), or None."""
+    best, best_ratio = None, ratio
+    matcher = difflib.SequenceMatcher(None, literal)
+    by_length = _by_length(tokens)
+    # ratio = 2 * matches / (len_a + len_b) can reach best_ratio only if the lengths are close enough
+    n = len(literal)
+    low, high = int(n * ratio / (2 - ratio)), int(n * (2 - ratio) / ratio) + 1
+    candidates = sorted(t for size in range(max(low, 3), high + 1) for t in by_length.get(size, ()))
+    for token in candidates:
+        if token == literal or 2 * min(len(token), n) < best_ratio * (len(token) + n):
+            continue
+        matcher.set_seq2(token)
+        if matcher.real_quick_ratio() < best_ratio or matcher.quick_ratio() < best_ratio:
+            continue
+        score = matcher.ratio()
+        if score > best_ratio or (score == best_ratio and best is None):
+            best, best_ratio = token, score
+    return best
+
+
+@functools.lru_cache(maxsize=256)
+def _by_length(tokens: frozenset[str]) -> dict[int, tuple[str, ...]]:
+    out: dict[int, list[str]] = {}
+    for token in tokens:
+        out.setdefault(len(token), []).append(token)
+    return {size: tuple(group) for size, group in out.items()}
+
+
+@functools.lru_cache(maxsize=65536)
+def _identifiers(text: str) -> tuple[str, ...]:
+    out = []
+    for m in _IDENT.finditer(text):
+        token = m.group(0)
+        if not re.search(r"[0-9_/]|://", token) or token.isdigit():
+            continue
+        if _WORDY.match(token) and not _BOUND_NUMBER.match(text, m.end()):
+            continue
+        out.append(token)
+    return tuple(out)
+
+
 def has_token(text: str, literal: str) -> bool:
     """Whether ``literal`` occurs in ``text`` as a whole token (see ``literal_pattern``)."""
     return literal in text and literal_pattern(literal).search(text) is not None
@@ -68,19 +117,45 @@ def _status_pattern(keys: tuple[str, ...]) -> re.Pattern[str]:
     return re.compile(rf"\b(?:{names})\s*[:=]\s*([a-z][a-z _\-]*)")
 
 
-@dataclass(frozen=True, slots=True)
+@functools.lru_cache(maxsize=65536)
+def _masked(text: str, literals: frozenset[str]) -> str:
+    return _RUN.sub(_masker(literals), text.lower().replace("\u2019", "'"))
+
+
 class Clause:
     """A piece of context text; ``lower`` is lowercased with identifiers masked out,
-    so a literal like ``s3://nearly-rather-54/`` never reads as the cue "rather"."""
+    so a literal like ``s3://nearly-rather-54/`` never reads as the cue "rather".
 
-    text: str
-    lower: str
+    ``lower`` is computed on first use: most pieces of a long context (a file read, a
+    log) hold no literal of the case, are never read for cues, and so are never masked.
+    """
+
+    __slots__ = ("text", "_literals", "_lower")
+
+    def __init__(self, text: str, literals: frozenset[str] = frozenset()):
+        self.text = text
+        self._literals = literals
+        self._lower: str | None = None
 
     @classmethod
     def of(cls, text: str, literals: frozenset[str] = frozenset()) -> Clause:
         """``literals`` (lowercased) are masked wherever they appear, whatever their shape."""
-        text = text.strip()
-        return cls(text, _RUN.sub(_masker(literals), text.lower().replace("\u2019", "'")))
+        return cls(text.strip(), literals)
+
+    @property
+    def lower(self) -> str:
+        if self._lower is None:
+            self._lower = _masked(self.text, self._literals)
+        return self._lower
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Clause) and self.text == other.text and self._literals == other._literals
+
+    def __hash__(self) -> int:
+        return hash(self.text)
+
+    def __repr__(self) -> str:
+        return f"Clause({self.text!r})"
 
 
 @functools.lru_cache(maxsize=512)
@@ -231,21 +306,7 @@ class Context:
 
     def near_miss(self, literal: str) -> str | None:
         """The context token most like a missing literal (a paraphrase such as acme-staging)."""
-        best, best_ratio = None, self.rules.near_miss_ratio
-        matcher = difflib.SequenceMatcher(None, literal)
-        for token in sorted(set(_IDENT.findall(self.text))):
-            if token == literal or len(token) < 3:
-                continue
-            # ratio = 2 * matches / (len_a + len_b) can reach best_ratio only if the lengths are close enough
-            if 2 * min(len(token), len(literal)) < best_ratio * (len(token) + len(literal)):
-                continue
-            matcher.set_seq2(token)
-            if matcher.real_quick_ratio() < best_ratio or matcher.quick_ratio() < best_ratio:
-                continue
-            ratio = matcher.ratio()
-            if ratio > best_ratio or (ratio == best_ratio and best is None):
-                best, best_ratio = token, ratio
-        return best
+        return near_miss_among(literal, identifier_tokens(self.text), self.rules.near_miss_ratio)
 
     def identifiers(self, clause: Clause) -> list[str]:
         """Identifier-like tokens (with a digit, underscore, '/' or ':') in a clause.
@@ -253,13 +314,5 @@ class Context:
         A letters-only snake_case word ("pending_actions", a JSON key) is a name only when a number
         is bound to it ("max_workers <= 4"): otherwise it is prose in another notation.
         """
-        out = []
-        for m in _IDENT.finditer(clause.text):
-            token = m.group(0)
-            if not re.search(r"[0-9_/]|://", token) or token.isdigit():
-                continue
-            if _WORDY.match(token) and not _BOUND_NUMBER.match(clause.text, m.end()):
-                continue
-            out.append(token)
-        return out
+        return list(_identifiers(clause.text))
 

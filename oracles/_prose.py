@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 from harness._base._kinds import kind_def
 from harness._base._model import FactKind, Polarity
-from oracles._context import Clause
+from oracles._context import Clause, identifier_tokens
 from oracles._core import Case, Finding, Severity, oracle
 from oracles._numbers import field_mentions, line_mentions, operators_in, value_mentions
 
@@ -210,13 +210,29 @@ def negative_fact_disposition(case: Case) -> Iterator[Finding]:
                             expected=f"{literal} {disposition}", found=sentences[0].text if sentences else None)
 
 
-def _source_text(case: Case) -> str:
-    parts = []
-    for turn in case.window:
-        parts.append(turn.text)
-        for call in turn.tool_calls:
-            parts.append(f"{call.id} {call.name} {call.arguments}")
-    return "\n".join(parts)
+class _SourceText:
+    """The source window as no-invented-obligation searches it: whole tokens first (per turn,
+    remembered across compactions), the joined text only for what they do not answer."""
+
+    def __init__(self, case: Case):
+        self._parts = []
+        for turn in case.window:
+            self._parts.append(turn.text)
+            for call in turn.tool_calls:
+                self._parts.append(f"{call.id} {call.name} {call.arguments}")
+        self._tokens: frozenset[str] | set[str] | None = None
+        self._text: str | None = None
+
+    @property
+    def text(self) -> str:
+        if self._text is None:
+            self._text = "\n".join(self._parts)
+        return self._text
+
+    def has(self, token: str) -> bool:
+        if self._tokens is None:
+            self._tokens = set().union(*(identifier_tokens(p) for p in self._parts))
+        return token in self._tokens or token in self.text
 
 
 @oracle("no-invented-obligation", reference="field reports")
@@ -224,7 +240,7 @@ def no_invented_obligation(case: Case) -> Iterator[Finding]:
     """Every prohibition, threshold or commitment the context states traces to the source."""
     ctx = case.context
     rules = ctx.rules
-    source = _source_text(case)
+    source = _SourceText(case)
     # What "forbidding a requirement" can invert: a bound value, not a threshold's field or a commitment's
     # object ("don't re-run X until the review" is how a pending commitment is often put).
     required = {f.literals[0] for f in case.live
@@ -234,7 +250,7 @@ def no_invented_obligation(case: Case) -> Iterator[Finding]:
     reported: set[str] = set()
     for clause in ctx.clauses:
         tokens = ctx.identifiers(clause)
-        unknown = [t for t in tokens if t not in source and t not in reported and not _joined_from(t, source)]
+        unknown = [t for t in tokens if t not in reported and not source.has(t) and not _joined_from(t, source.text)]
         suspects = [t for t in tokens if t in required and t not in forbidden and t not in reported]
         if not (unknown or suspects):
             continue  # cheap exit: nothing in this clause could be invented

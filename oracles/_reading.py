@@ -12,6 +12,7 @@ split them into sentences and clauses as before.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from typing import Any
@@ -38,6 +39,17 @@ def strip_markup(line: str) -> str:
 
 def reading_lines(text: str) -> list[str]:
     """The context's lines, each carrying the headings, keys and columns that govern it."""
+    return list(_reading_lines(text))
+
+
+@functools.lru_cache(maxsize=16384)
+def _reading_lines(text: str) -> tuple[str, ...]:
+    # Remembered per text: a session judges the same kept turns and summary lines at every
+    # compaction, and shrinking judges them again on every candidate transcript.
+    return tuple(_read(text))
+
+
+def _read(text: str) -> list[str]:
     parsed = _as_json(text)
     if parsed is not None:
         return _flatten(parsed, [])

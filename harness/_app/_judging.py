@@ -59,24 +59,24 @@ class Evaluation:
 
 def judge_session(transcript: Transcript, summarize: Callable[[CompactionRequest], CompactionResult], *,
                   budget: int, trigger: float = 0.8, count_tokens: TokenCounter = count_tokens,
-                  rules: ProseRules = DEFAULT_RULES, oracles: Iterable[Oracle] | None = None) -> Evaluation:
+                  rules: ProseRules = DEFAULT_RULES, oracles: Iterable[Oracle] | None = None,
+                  until: tuple[str, str | None] | None = None) -> Evaluation:
     """Run one session and judge every round it completed, plus the session as a whole.
 
     ``summarize`` may raise ``InfraError`` (recorded in ``infra``; earlier rounds
-    are still judged) or ``StopJudging`` (recorded in ``stopped``).
+    are still judged) or ``StopJudging`` (recorded in ``stopped``). With ``until``
+    (an (invariant, fact kind) key, as shrinking asks "does it still fail?"), each
+    round is judged as it completes and the session stops at the first that shows
+    that violation: the rounds after it cost calls and judging and cannot undo it.
     """
     chosen = tuple(select() if oracles is None else oracles)
     ev = Evaluation()
     session = SessionConfig(budget=budget, trigger=trigger, count_tokens=count_tokens)
+    session_scope = {o.id for o in chosen if o.scope == "session"}
+    early = until is not None and until[0] not in session_scope
     rounds = []
-    try:
-        run_session(transcript, summarize, session, on_round=lambda rnd: rounds.append(rnd) and False)
-    except InfraError as exc:
-        ev.infra = exc
-    except StopJudging:
-        ev.stopped = True
-    ev.boundaries = tuple(r.boundary for r in rounds)
-    for rnd in rounds:
+
+    def judge(rnd) -> bool:
         verdict = check(Case(transcript, rnd.boundary, budget, rnd.result, rules=rules, count_tokens=count_tokens),
                         chosen)
         for finding in verdict.findings:
@@ -85,6 +85,23 @@ def judge_session(transcript: Transcript, summarize: Callable[[CompactionRequest
                 continue
             key = (finding.invariant, finding.fact_kind)
             ev.violations.setdefault(key, (finding, rnd.index, rnd.boundary, result_to_dict(rnd.result)))
+        return early and until in ev.violations
+
+    def on_round(rnd) -> bool:
+        rounds.append(rnd)
+        return judge(rnd) if early else False
+
+    try:
+        run_session(transcript, summarize, session, on_round=on_round)
+    except InfraError as exc:
+        ev.infra = exc
+    except StopJudging:
+        ev.stopped = True
+    ev.boundaries = tuple(r.boundary for r in rounds)
+    if early:
+        return ev
+    for rnd in rounds:
+        judge(rnd)
     session_case = SessionCase(transcript, budget, tuple((r.boundary, r.result) for r in rounds), count_tokens)
     for finding in check_session(session_case, chosen):
         ev.violations.setdefault((finding.invariant, None), (finding, None, None, None))

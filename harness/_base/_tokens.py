@@ -8,6 +8,7 @@ under-counts long words, so it is a budget *proxy*; pass your own counter
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -26,10 +27,23 @@ def count_tokens(text: str) -> int:
 def message_tokens(turn: Any, counter: TokenCounter = count_tokens) -> int:
     """What one message costs in a context: its text, each tool call's name, arguments and id, the
     id a tool result answers, and one token of framing. The session runner (when to compact) and the
-    budget oracle (did it fit) both count this way, so a compactor budgeting with our counter agrees."""
+    budget oracle (did it fit) both count this way, so a compactor budgeting with our counter agrees.
+
+    Turns are immutable, and a session counts the same source turns at every compaction (the loss
+    ratio, the budget), so counts are remembered per (turn, counter)."""
+    try:
+        return _remembered_tokens(turn, counter)
+    except TypeError:  # an unhashable turn-like object or counter: count it afresh
+        return _message_tokens(turn, counter)
+
+
+def _message_tokens(turn: Any, counter: TokenCounter) -> int:
     calls = sum(counter(c.name) + counter(c.arguments) + counter(c.id) for c in turn.tool_calls)
     answered = counter(turn.tool_call_id) if turn.tool_call_id else 0
     return counter(turn.text) + calls + answered + 1
+
+
+_remembered_tokens = functools.lru_cache(maxsize=1 << 16)(_message_tokens)
 
 
 def context_tokens(messages: Iterable[Any], ledger: Iterable[Any] | None = None,
