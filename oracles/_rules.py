@@ -212,7 +212,9 @@ class ProseRules:
     # A fulfilled commitment told as past ("X was re-run"): with the completion cues, it ends the obligation.
     past_cues: tuple[str, ...] = ("was", "were", "nothing left", "earlier", "already")
     # A setting told as history: beside a gating field, its value no longer says what holds.
-    history_cues: tuple[str, ...] = ("was", "were", "previous", "previously", "formerly", "used to", "old", "had been")
+    history_cues: tuple[str, ...] = ("was", "were", "previous", "previously", "formerly", "used to", "old", "had been",
+                                     "last quarter", "last month", "last year", "years ago", "back in", "for the record",
+                                     "legacy", "in the past", "yesterday")
     # A commitment of the assistant's handed to someone else ("the user will publish X"), unless the
     # same unit keeps the assistant's own part ("the user reviews, then I will publish X").
     handoff_cues: tuple[str, ...] = (
@@ -243,6 +245,9 @@ class ProseRules:
     staleness_cues: tuple[str, ...] = (
         "was", "were", "previously", "formerly", "old", "no longer", "instead of", "replaced", "replaces",
         "retired", "superseded", "from", "not ", "changed", "used to", "earlier", "deprecated",
+        # told as the past, not as what holds now
+        "last quarter", "last month", "last year", "last week", "years ago", "back in", "for the record", "legacy",
+        "in the past", "yesterday", "before the", "archived",
     )
     # A prohibition whose cue follows its target ("X is off limits"), not precedes it.
     postfix_prohibition_cues: tuple[str, ...] = (

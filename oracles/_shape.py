@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from harness._base._model import FactKind, Role
+from oracles._context import has_token, identifier_tokens
+from oracles._context import near_miss_among as _near
 from oracles._core import Case, Finding, Severity, oracle
 
 
@@ -31,11 +33,37 @@ def tool_pairing(case: Case) -> Iterator[Finding]:
 
 @oracle("budget-respected", reference="all")
 def budget_respected(case: Case) -> Iterator[Finding]:
-    """The result fits the token budget it was given."""
+    """The result fits the token budget it was given; an overrun names what it spent the budget on."""
     used = case.context_tokens()
     if used > case.budget:
-        yield Finding("budget-respected", Severity.VIOLATE, f"the context takes {used} tokens; the budget was {case.budget}",
-                      expected=f"<= {case.budget} tokens", found=f"{used} tokens")
+        spent, example = _spent_on_nothing_live(case)
+        detail = f"the context takes {used} tokens; the budget was {case.budget}"
+        if spent:
+            detail += f"; {spent} of them are lines that carry no live obligation, such as {example!r}"
+        yield Finding("budget-respected", Severity.VIOLATE, detail, expected=f"<= {case.budget} tokens",
+                      found=example or f"{used} tokens")
+
+
+def _spent_on_nothing_live(case: Case) -> tuple[int, str | None]:
+    """Tokens of context lines naming no live obligation, and the line to show for them: a near
+    miss of a live literal if one was kept (the decoy a surface-level summarizer keeps), else the
+    longest such line."""
+    literals = {lit for f in case.live for lit in f.literals if not lit.isdigit()}
+    idle = [line.strip() for line in case.context.text.split("\n")
+            if line.strip() and not any(has_token(line, lit) for lit in literals)]
+    if not idle:
+        return 0, None
+    tokens = identifier_tokens("\n".join(idle))
+    for literal in sorted(literals):
+        near = _near(literal, tokens, case.context.rules.near_miss_ratio)
+        if near is not None:
+            line = next(line for line in idle if near in line)
+            return sum(case.count_tokens(line) for line in idle), _clip(line)
+    return sum(case.count_tokens(line) for line in idle), _clip(max(idle, key=len))
+
+
+def _clip(line: str, limit: int = 160) -> str:
+    return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
 @oracle("ledger-budget", reference="004", severity=Severity.DEGRADE)

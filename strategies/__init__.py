@@ -9,6 +9,7 @@ Use them in your own ``@given`` tests::
     def test_my_summarizer(transcript): ...
 """
 
+from strategies._internal._background import Background, load_background
 from strategies._internal._expand import expand
 from strategies._internal._kinds import KindGenerator
 from strategies._internal._literals import make_literal
@@ -16,24 +17,40 @@ from strategies._internal._skeleton import (
     PRIMARY_KINDS,
     Anchor,
     Cut,
+    DecoyKind,
+    DecoySpec,
     FactSpec,
     Skeleton,
     skeleton_from_dict,
     skeleton_to_dict,
 )
-from strategies._internal._strategies import MAX_TURNS_PER_FACT, cuts, facts, skeletons, transcripts
+from strategies._internal._strategies import (
+    MAX_TURNS_PER_DECOY,
+    MAX_TURNS_PER_FACT,
+    cuts,
+    decoys,
+    facts,
+    skeletons,
+    transcripts,
+)
 
 __all__ = [
+    "MAX_TURNS_PER_DECOY",
     "MAX_TURNS_PER_FACT",
     "PRIMARY_KINDS",
     "Anchor",
+    "Background",
     "Cut",
+    "DecoyKind",
+    "DecoySpec",
     "FactSpec",
     "KindGenerator",
     "Skeleton",
     "cuts",
+    "decoys",
     "expand",
     "facts",
+    "load_background",
     "make_literal",
     "skeleton_from_dict",
     "skeleton_to_dict",

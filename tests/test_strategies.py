@@ -7,9 +7,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness import FactKind, InvalidArgument, Role, Status, dumps, live_facts, loads
+from harness import FactKind, InvalidArgument, Role, SchemaError, Status, dumps, live_facts, loads
 from strategies import (
     MAX_TURNS_PER_FACT,
+    DecoyKind,
+    DecoySpec,
     PRIMARY_KINDS,
     FactSpec,
     Skeleton,
@@ -21,9 +23,11 @@ from strategies import (
     skeletons,
     transcripts,
 )
-from strategies._internal._expand import event_turn_count
-from strategies._internal._filler import filler_units
-from strategies._internal._literals import CATEGORIES
+from harness._base._tokens import message_tokens
+from strategies._internal._decoys import effective_kind, near_miss
+from strategies._internal._expand import _all_literals, _decoy_events, _events, event_turn_count
+from strategies._internal._filler import filler_units, pool_texts
+from strategies._internal._literals import CATEGORIES, GATING_FIELDS, THRESHOLD_FIELDS
 
 _DIGIT_OR_UNDERSCORE = re.compile(r"[0-9_]")
 
@@ -36,7 +40,8 @@ def _turn_mentions(turn, literal: str) -> bool:
 
 def _filler_indices(transcript, skeleton):
     """Indices of filler turns, found by matching the seeded filler stream as a subsequence."""
-    filler = [t for unit in filler_units(skeleton.seed, len(transcript.turns) - event_turn_count(skeleton)) for t in unit]
+    count = len(transcript.turns) - event_turn_count(skeleton)
+    filler = [t for unit in filler_units(skeleton.seed, count, avoid=_all_literals(skeleton)) for t in unit]
     out, j = [], 0
     for i, turn in enumerate(transcript.turns):
         if j < len(filler) and turn == filler[j]:
@@ -47,21 +52,84 @@ def _filler_indices(transcript, skeleton):
 
 
 @given(st.sampled_from(sorted(CATEGORIES)), st.integers(0, 2**16 - 1))
-def test_every_literal_has_a_digit_or_underscore(category, seed):
-    literal = make_literal(category, seed)
-    assert _DIGIT_OR_UNDERSCORE.search(literal), literal
-    assert literal == make_literal(category, seed)
+def test_literals_are_a_pure_function_of_category_and_seed(category, seed):
+    assert make_literal(category, seed) == make_literal(category, seed)
 
 
 @given(st.integers(0, 2**32 - 1), st.integers(0, 300))
-def test_filler_text_has_no_digit_or_underscore(seed, count):
+def test_filler_is_exactly_the_turns_asked_for_and_never_splits_a_call(seed, count):
     units = filler_units(seed, count)
     assert sum(len(u) for u in units) == count
+    assert units == filler_units(seed, count)
     for unit in units:
-        for turn in unit:
-            assert not _DIGIT_OR_UNDERSCORE.search(turn.text), turn.text
         if len(unit) == 2:  # a tool call and its result stay together
             assert unit[1].tool_call_id == unit[0].tool_calls[0].id
+
+
+# The shapes of our literal categories (strategies/_internal/_literals.py), written out here on
+# purpose: filler must never produce one. Versions are the one shape filler shares (pip list,
+# "Python 3.11.4"), so they are kept out per transcript instead (the next test).
+_LITERAL_SHAPES = {
+    "bucket": r"s3://",
+    "path": r"(?<![\w/])(migrations|scripts|deploy|infra|config|ops)/\d{3}_",
+    "host": r"\.internal\b",
+    "ticket": r"\b[A-Z]{3}-\d{3,4}\b",
+    "service": r"-(api|worker|svc|gateway|cron)-\d\b",
+    "quantity": r"(?<![\w.])\d+(MiB|GiB|s|ms|rps)\b",
+    "call_id": r"call_",
+    "error_code": r"\bE\d{4}\b",
+    "approach": r"_then_",
+    "migration": r"(?<![\w.])\d{4}_[a-z]+_[a-z]+",
+    "field": r"\b(" + "|".join(THRESHOLD_FIELDS + tuple(f for f, _ in GATING_FIELDS)) + r")\b",
+}
+
+
+def test_filler_vocabulary_keeps_clear_of_every_literal_shape_but_versions():
+    texts = list(pool_texts())
+    assert len(texts) > 3000
+    for category, shape in _LITERAL_SHAPES.items():
+        pattern = re.compile(shape)
+        hits = [t for t in texts if pattern.search(t)]
+        assert not hits, (category, hits[0][:300])
+
+
+def test_filler_is_realistic_work_full_of_numbers_and_identifiers():
+    units = filler_units(11, 2000)
+    turns = [t for u in units for t in u]
+    with_numbers = sum(1 for t in turns if _DIGIT_OR_UNDERSCORE.search(t.text + "".join(c.arguments for c in t.tool_calls)))
+    assert with_numbers / len(turns) > 0.5
+    sizes = sorted(message_tokens(t) for t in turns)
+    assert sizes[-1] > 1000, "some turns are whole files: thousands of tokens"
+    assert sizes[len(sizes) // 2] < 200, "most turns are short"
+    reads = [(json.loads(u[0].tool_calls[0].arguments)["path"], u[1].text) for u in units
+             if len(u) == 2 and u[0].tool_calls[0].name == "read_file"]
+    assert reads
+    for path, text in reads:  # a read returns the language of its file, with line numbers
+        first = text.splitlines()[0]
+        assert re.match(r"\s*\d+\t", first), first
+        if path.endswith(".py"):
+            assert re.search(r"^\s*\d+\t(import|from|def) ", text, re.M), text[:200]
+        if path.endswith(".go"):
+            assert re.search(r"^\s*\d+\tpackage ", text, re.M), text[:200]
+
+
+def test_filler_never_picks_an_entry_holding_a_literal_it_must_avoid():
+    versions = sorted({m for t in pool_texts() for m in re.findall(r"(?<![\w.])\d\.\d{1,2}\.\d{1,2}(?![\w.])", t)})
+    assert versions, "the pools print version numbers"
+    for version in versions[:40]:
+        for seed in range(3):
+            for unit in filler_units(seed, 400, avoid=[version]):
+                for turn in unit:
+                    assert not _turn_mentions_token(turn, version), (version, turn)
+
+
+def _text_has_token(text: str, literal: str) -> bool:
+    pattern = re.compile(r"(?<![\w])(?<![\w][.\-])" + re.escape(literal) + r"(?![\w])(?![.\-:/]\w)")
+    return pattern.search(text) is not None
+
+
+def _turn_mentions_token(turn, literal: str) -> bool:
+    return any(_text_has_token(x, literal) for x in (turn.text, *(c.arguments for c in turn.tool_calls)))
 
 
 @settings(max_examples=150)
@@ -78,10 +146,60 @@ def test_literals_appear_verbatim_in_their_origin_turn(skeleton):
 @given(skeletons(min_turns=10, max_turns=600, max_facts=10))
 def test_filler_never_contains_an_obligation_literal(skeleton):
     transcript = expand(skeleton)
-    literals = {lit for f in transcript.facts for lit in f.literals}
+    literals = {lit for f in transcript.facts for lit in f.literals if not lit.isdigit()}  # a bare "3" is everywhere
     for i in _filler_indices(transcript, skeleton):
         for literal in literals:
-            assert not _turn_mentions(transcript.turns[i], literal), (i, literal)
+            assert not _turn_mentions_token(transcript.turns[i], literal), (i, literal)
+
+
+# Words that make a sentence an instruction, written here independently of the generator's
+# phrasing tables and of the oracles' cue lists.
+_BINDING = re.compile(
+    r"\b(must|never|always|don't|do not|should|has to|have to|needs? to|required|make sure|use|keep|stay|only|"
+    r"at most|at least|no more than|limit|set to|point|target|switch|forbidden|off limits|pin|stick with)\b",
+    re.IGNORECASE)
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n")
+
+
+def _unplanned_turns(transcript, skeleton):
+    """Indices of turns no fact's own events wrote: filler and decoys."""
+    written = {(t.role, t.text, t.tool_calls, t.tool_call_id) for per_spec in _events(skeleton) for e in per_spec
+               for t in e.turns}
+    return [i for i, t in enumerate(transcript.turns) if (t.role, t.text, t.tool_calls, t.tool_call_id) not in written]
+
+
+def _live_at(fact, i) -> bool:
+    return fact.fate.status is Status.OPEN or fact.fate.turn is None or i < fact.fate.turn
+
+
+@settings(max_examples=300)
+@given(skeletons(min_turns=10, max_turns=600, max_facts=8))
+def test_no_filler_or_decoy_states_a_live_literal_in_a_binding_sentence(skeleton):
+    transcript = expand(skeleton)
+    for i in _unplanned_turns(transcript, skeleton):
+        turn = transcript.turns[i]
+        live = {lit for f in transcript.facts if _live_at(f, i) for lit in f.literals if not lit.isdigit()}
+        for sentence in _SENTENCE.split(turn.text):
+            for literal in live:
+                if _text_has_token(sentence, literal):
+                    assert not _BINDING.search(sentence.replace(literal, " ")), (i, literal, sentence)
+
+
+def test_decoys_appear_in_most_transcripts_at_the_default_settings():
+    counts = {"with": 0, "all": 0}
+    kinds = set()
+
+    @settings(max_examples=200, derandomize=True, database=None)
+    @given(skeletons())
+    def draw(skeleton):
+        counts["all"] += 1
+        rendered = _decoy_events(skeleton, _all_literals(skeleton))
+        counts["with"] += bool(rendered)
+        kinds.update(effective_kind(d, skeleton.facts[d.target % len(skeleton.facts)]) for d in skeleton.decoys)
+
+    draw()
+    assert counts["with"] / counts["all"] > 0.6, counts
+    assert kinds == set(DecoyKind), kinds
 
 
 def _ended_before(transcript, fact, boundary) -> bool:
@@ -261,3 +379,68 @@ def test_every_fate_a_kind_allows_is_written_as_its_definition_says(kind):
 
     check()
     assert seen == set(definition.fates)
+
+
+# -- decoys -------------------------------------------------------------------------------------------
+
+def test_a_version_one_skeleton_still_reads_as_one_without_decoys():
+    data = skeleton_to_dict(Skeleton(seed=4, length=30, facts=(
+        FactSpec(FactKind.LITERAL_BINDING, ("s3://alpha-beta-07/",), (("category", "bucket"),)),)))
+    data["schema_version"] = 1
+    del data["decoys"]
+    assert skeleton_from_dict(data).decoys == ()
+    data["schema_version"] = 3
+    with pytest.raises(SchemaError, match="schema_version"):
+        skeleton_from_dict(data)
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"kind": "mirage"}, "DecoySpec kind='mirage'"),
+    ({"position": 1001}, "permille"),
+    ({"nudge": -1}, "nudge=-1"),
+    ({"target": True}, "target=True"),
+])
+def test_a_bad_decoy_spec_is_refused_naming_the_field(change, message):
+    fields = {"kind": DecoyKind.NEAR_MISS, **change}
+    with pytest.raises(InvalidArgument, match=re.escape(message)):
+        DecoySpec(**fields)
+
+
+@pytest.mark.parametrize("literal, shape", [
+    ("0865_image_son", r"^\d{4}_image_son$"),
+    ("s3://logs-98-backup/", r"^s3://logs-\d\d-backup/$"),
+    ("6.24.1", r"^\d\.\d\d\.\d$"),
+    ("max_retries", r"^max_retries_\w+$"),
+    ("call_0a1b2c3d4e5f", r"^call_[0-9a-f]{12}$"),
+])
+def test_a_near_miss_keeps_the_shape_and_changes_the_value(literal, shape):
+    for nudge in range(20):
+        near = near_miss(literal, nudge, {literal})
+        assert near is not None and near != literal and re.match(shape, near), (nudge, near)
+        assert not _text_has_token(near, literal) and not _text_has_token(literal, near)
+
+
+def test_a_near_miss_never_lands_on_another_ledger_literal():
+    taken = {"v-10", "v-11", "v-12", "v-13"}
+    for nudge in range(12):
+        near = near_miss("v-10", nudge, taken)
+        assert near is None or near not in taken
+
+
+@settings(max_examples=100)
+@given(skeletons(min_turns=10, max_turns=300, max_facts=6, min_decoys=1))
+def test_every_decoy_turn_is_placed_after_its_target_is_stated(skeleton):
+    transcript = expand(skeleton)
+    rendered = _decoy_events(skeleton, _all_literals(skeleton))
+    texts = [(t.role, t.text) for e, _, _ in rendered for t in e.turns if t.text]
+    positions = {(t.role, t.text): i for i, t in enumerate(transcript.turns)}
+    for event, after_fate, _ in rendered:
+        fact = transcript.facts[[f.id for f in transcript.facts].index(f"F{event.spec}")]
+        for turn in event.turns:
+            if not turn.text:
+                continue
+            at = positions[(turn.role, turn.text)]
+            assert at > fact.origin_turn, (turn.text, fact)
+            if after_fate:
+                assert fact.fate.turn is not None and at > fact.fate.turn, (turn.text, fact)
+    assert len(texts) >= 1

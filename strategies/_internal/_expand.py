@@ -1,28 +1,31 @@
 """Expand a skeleton into a full transcript and its ledger, deterministically.
 
-Obligation turns are written by each fact kind's generator (``_kinds``); the
-filler between them comes from ``_filler`` seeded with ``skeleton.seed``. The
-ledger is written here, while each turn is placed, never recovered from the text.
+Obligation turns are written by each fact kind's generator (``_kinds``), decoys
+by ``_decoys``; the filler between them comes from ``_filler`` seeded with
+``skeleton.seed`` (or from a team's own logs, ``_background``). The ledger is
+written here, while each turn is placed, never recovered from the text.
 """
 
 from __future__ import annotations
 
 from bisect import bisect_left
 from dataclasses import dataclass, field
+from typing import Any
 
 from harness._base._errors import InvalidArgument
 from harness._base._kinds import ending_event, kind_def
 from harness._base._model import Fact, FactKind, Fate, Role, Status, Transcript, Turn
 from strategies._internal import _phrasing as P
+from strategies._internal._decoys import render
 from strategies._internal._filler import filler_units
 from strategies._internal._kinds import KindGenerator, call_hook, generator_for, turns_from
-from strategies._internal._skeleton import Anchor, FactSpec, Skeleton
+from strategies._internal._skeleton import Anchor, DecoyKind, FactSpec, Skeleton
 
 __all__ = ["expand", "event_turn_count"]
 
 # Phases order events anchored at the same place: a fact is stated before it is
-# restated, and restated before its fate.
-_ORIGIN, _RESTATE, _FATE = 0, 1, 2
+# restated, and restated before its fate; a decoy comes after all three.
+_ORIGIN, _RESTATE, _FATE, _DECOY = 0, 1, 2, 3
 
 
 @dataclass(slots=True)
@@ -69,9 +72,24 @@ def _events(skeleton: Skeleton) -> list[list[_Event]]:
     ]
 
 
+def _decoy_events(skeleton: Skeleton, taken: set[str]) -> list[tuple[_Event, bool, int]]:
+    """Each decoy that renders, whether it belongs after its target's fate (stale, passing), its position."""
+    if not skeleton.facts:
+        return []
+    out = []
+    for n, decoy in enumerate(skeleton.decoys):
+        target = decoy.target % len(skeleton.facts)
+        rendered = render(decoy, skeleton.facts[target], taken, n)
+        if rendered is not None:
+            after_fate = rendered.kind in (DecoyKind.STALE, DecoyKind.PASSING)
+            out.append((_Event(target, _DECOY, rendered.turns), after_fate, decoy.position))
+    return out
+
+
 def event_turn_count(skeleton: Skeleton) -> int:
-    """How many turns the skeleton's obligations take, filler aside."""
-    return sum(len(e.turns) for per_spec in _events(skeleton) for e in per_spec)
+    """How many turns the skeleton's obligations and decoys take, filler aside."""
+    decoys = _decoy_events(skeleton, _all_literals(skeleton))
+    return sum(len(e.turns) for per_spec in _events(skeleton) for e in per_spec) + sum(len(e.turns) for e, _, _ in decoys)
 
 
 def _schedule(spec: FactSpec, events: list[_Event], filler: int) -> None:
@@ -151,22 +169,46 @@ def _cut_points(skeleton: Skeleton, facts_by_spec: list[tuple[int, int | None]],
     return tuple(sorted(points))
 
 
-def expand(skeleton: Skeleton) -> Transcript:
-    """The transcript a skeleton stands for; the same skeleton always gives the same one."""
+def _all_literals(skeleton: Skeleton) -> set[str]:
+    """Every literal the plan states (replacements and allowed values included): none may turn up in filler."""
+    out: set[str] = set()
+    for spec in skeleton.facts:
+        out.update(spec.literals)
+        out.update(v for k, v in spec.params if k in ("allowed", "replacement"))
+    return out
+
+
+def _schedule_decoy(event: _Event, after_fate: bool, position: int, target: list[_Event], filler: int) -> None:
+    base = next((e.offset for e in target if e.phase == (_FATE if after_fate else _ORIGIN)), target[0].offset)
+    event.offset = base + position * (filler - base) // 1000
+
+
+def expand(skeleton: Skeleton, *, background: Any = None) -> Transcript:
+    """The transcript a skeleton stands for; the same skeleton always gives the same one.
+
+    ``background`` (a ``Background`` of a team's logs) replaces the generated filler.
+    """
     events = _events(skeleton)
-    obligation_turns = sum(len(e.turns) for per_spec in events for e in per_spec)
-    filler = max(0, skeleton.length - obligation_turns)
+    literals = _all_literals(skeleton)
+    decoys = _decoy_events(skeleton, literals)
+    placed_turns = sum(len(e.turns) for per_spec in events for e in per_spec) + sum(len(e.turns) for e, _, _ in decoys)
+    filler = max(0, skeleton.length - placed_turns)
     for spec, per_spec in zip(skeleton.facts, events):
         _schedule(spec, per_spec, filler)
+    for event, after_fate, position in decoys:
+        _schedule_decoy(event, after_fate, position, events[event.spec], filler)
 
-    units = filler_units(skeleton.seed, filler)
+    if background is None:
+        units = filler_units(skeleton.seed, filler, avoid=literals)
+    else:
+        units = background.units(skeleton.seed, filler, avoid=literals)
     starts, total = [], 0
     for unit in units:
         starts.append(total)
         total += len(unit)
     # An event never splits a filler tool call from its result: it moves to the next unit boundary.
     slots: list[list[_Event]] = [[] for _ in range(len(units) + 1)]
-    flat = [e for per_spec in events for e in per_spec]
+    flat = [e for per_spec in events for e in per_spec] + [e for e, _, _ in decoys]
     for event in sorted(flat, key=lambda e: (e.offset, e.phase, e.spec)):
         slots[bisect_left(starts, event.offset)].append(event)
 

@@ -1,136 +1,130 @@
-"""Cheap, deterministic filler turns: the ordinary chatter between obligations.
+"""Cheap, deterministic filler turns: the ordinary work between obligations.
 
-Filler is built from pools fixed at import time and picked with a
-``random.Random`` seeded per transcript, so thousands of turns cost a few
-milliseconds and the same seed always gives the same text. Filler text never
-contains a digit or an underscore, and every obligation literal contains one
-(see ``_literals``), so filler cannot restate an obligation by accident.
+The text comes from ``_worklog`` (code, diffs, test runs, traces, shell output,
+chatter, full of numbers and identifiers), rendered once into fixed pools and
+picked with a ``random.Random`` seeded per transcript, so thousands of turns cost
+a few milliseconds and the same seed always gives the same text.
+
+Filler must never restate an obligation. Its vocabulary keeps clear of every
+literal shape but one (see ``_worklog``); for whatever a transcript's literals
+still share with the pools (a version string, a team's own kind of literal),
+``FillerPlan`` is told the literals and never picks an entry that contains one
+as a whole token. That is checked against the ledger, not assumed from shapes.
 """
 
 from __future__ import annotations
 
-import json
+import functools
 import random
+import re
+from collections.abc import Iterable
 
 from harness._base._model import Role, ToolCall, Turn
+from strategies._internal import _worklog as W
 
-__all__ = ["FillerPlan", "filler_units"]
+__all__ = ["FillerPlan", "filler_units", "pool_texts", "contains_token"]
 
-_NOUNS = (
-    "parser", "cache", "scheduler", "config loader", "retry helper", "logging setup", "test suite",
-    "request handler", "queue consumer", "session store", "index page", "auth middleware", "exporter",
-    "dashboard", "feature flag", "router", "serializer", "lint rules", "build script", "docs page",
-)
-_ADJECTIVES = ("flaky", "slow", "verbose", "stale", "noisy", "tidy", "brittle", "clean", "odd", "long")
-_USER_LINES = (
-    "Can you take a look at the {n}?",
-    "What do you think about the {a} {n}?",
-    "Let's keep going with the {n}.",
-    "The {n} looks {a} to me.",
-    "Any idea why the {n} is so {a}?",
-    "Please tidy up the {n} when you get a chance.",
-    "Ok, that makes sense.",
-    "Sounds good, carry on.",
-    "Hmm, I'm not sure about the {n}.",
-    "Could you explain the {n} change once more?",
-)
-_ASSISTANT_LINES = (
-    "I looked at the {n}; it reads fine.",
-    "The {n} is {a}, mostly because of the {m}.",
-    "I'll refactor the {n} a little so it is easier to read.",
-    "Here is what I found in the {n}: nothing unusual.",
-    "The {m} calls into the {n} in two places.",
-    "Renamed a few helpers in the {n} for clarity.",
-    "The {n} change is small; the {m} is untouched.",
-    "Checked the {n} again and the {a} part is gone.",
-    "That should make the {n} less {a}.",
-    "Moving on to the {m} next.",
-)
-_TOOLS = (
-    ("read_file", "path"),
-    ("search_code", "query"),
-    ("list_dir", "path"),
-    ("run_linter", "target"),
-    ("show_diff", "path"),
-)
-_RESULT_LINES = (
-    "function {v}{N}(request) returns response",
-    "class {N}{M} handles the {n}",
-    "import helpers from the {m} module",
-    "no matches in the {n}",
-    "warning: the {n} is {a}",
-    "ok: the {m} passed",
-    "todo: revisit the {n}",
-)
-_VERBS = ("load", "parse", "build", "render", "check", "fetch", "store", "merge")
+_POOL_SIZE = 1024
+_CHAT_POOL_SIZE = 768
+# What the agent says beside a call, sometimes: most calls carry no text at all.
+_CALL_NOTES = ("", "", "", "Let me check.", "Looking at this next.", "Running that now.", "One moment.")
 
 
-def _camel(noun: str) -> str:
-    return "".join(part.capitalize() for part in noun.split())
+@functools.cache
+def _pools() -> tuple[tuple[tuple[str, str, str], ...], tuple[str, ...], tuple[str, ...]]:
+    """(tool units, user lines, assistant lines), rendered once per process from fixed seeds (immutable)."""
+    tools_rng, users_rng, assistants_rng = random.Random(1), random.Random(2), random.Random(3)
+    tools = tuple(W.tool_unit(tools_rng) for _ in range(_POOL_SIZE))
+    users = tuple(W.user_line(users_rng) for _ in range(_CHAT_POOL_SIZE))
+    assistants = tuple(W.assistant_line(assistants_rng) for _ in range(_CHAT_POOL_SIZE))
+    return tools, users, assistants
 
 
-def _fill(template: str, rng: random.Random) -> str:
-    n, m = rng.choice(_NOUNS), rng.choice(_NOUNS)
-    return template.format(n=n, m=m, a=rng.choice(_ADJECTIVES), v=rng.choice(_VERBS), N=_camel(n), M=_camel(m))
+def pool_texts() -> Iterable[str]:
+    """Every text the filler can emit (call arguments and results included): what tests check shapes on."""
+    tools, users, assistants = _pools()
+    for name, arguments, result in tools:
+        yield name
+        yield arguments
+        yield result
+    yield from users
+    yield from assistants
+    yield from _CALL_NOTES
 
 
-def _pool(templates: tuple[str, ...], size: int, seed: int) -> tuple[str, ...]:
-    rng = random.Random(seed)
-    return tuple(_fill(rng.choice(templates), rng) for _ in range(size))
+def _token_pattern(literal: str) -> re.Pattern[str]:
+    # The same whole-token rule the oracles read literals with: no word character, nor a word
+    # character joined by "." or "-", on either side ("6.24.1" is not inside "6.24.13" or "v-6.24.1").
+    body = re.escape(literal)
+    if literal[:1].isalnum() or literal[:1] == "_":
+        body = r"(?<![\w])(?<![\w][.\-])" + body
+    if literal[-1:].isalnum() or literal[-1:] == "_":
+        body += r"(?![\w])(?![.\-:/]\w)"
+    return re.compile(body)
 
 
-def _tool_calls(size: int, seed: int) -> tuple[tuple[str, str], ...]:
-    rng = random.Random(seed)
-    out = []
-    for _ in range(size):
-        name, arg = rng.choice(_TOOLS)
-        noun = rng.choice(_NOUNS)
-        value = "src/" + noun.replace(" ", "-") + ".py" if arg == "path" else noun
-        out.append((name, json.dumps({arg: value})))
-    return tuple(out)
+def contains_token(text: str, literal: str) -> bool:
+    """Whether ``literal`` occurs in ``text`` as a whole token."""
+    return literal in text and _token_pattern(literal).search(text) is not None
 
 
-# Rendered once at import (immutable): per-turn cost is then two random draws.
-_POOL_SIZE = 512
-_USER_POOL = _pool(_USER_LINES, _POOL_SIZE, 1)
-_ASSISTANT_POOL = _pool(_ASSISTANT_LINES, _POOL_SIZE, 2)
-_RESULT_POOL = tuple(
-    "\n".join(_pool(_RESULT_LINES, 1 + i % 4, 1000 + i)) for i in range(_POOL_SIZE)
-)
-_CALL_POOL = _tool_calls(_POOL_SIZE, 3)
+@functools.lru_cache(maxsize=8192)
+def _entries_with(literal: str) -> tuple[frozenset[int], frozenset[int], frozenset[int]]:
+    """Indices of (tool, user, assistant) pool entries that contain ``literal`` as a token."""
+    tools, users, assistants = _pools()
+    return (
+        frozenset(i for i, (n, a, r) in enumerate(tools) if any(contains_token(x, literal) for x in (n, a, r))),
+        frozenset(i for i, text in enumerate(users) if contains_token(text, literal)),
+        frozenset(i for i, text in enumerate(assistants) if contains_token(text, literal)),
+    )
 
 
 class FillerPlan:
-    """Draws filler units from one seeded stream; not shared, not global."""
+    """Draws filler units from one seeded stream; not shared, not global.
 
-    __slots__ = ("_random", "_calls")
+    ``avoid`` holds literals no emitted turn may contain (the transcript's ledger):
+    an entry that holds one is skipped for the next that does not.
+    """
 
-    def __init__(self, seed: int):
+    __slots__ = ("_random", "_calls", "_pools", "_banned")
+
+    def __init__(self, seed: int, avoid: Iterable[str] = ()):
         self._random = random.Random(seed).random
         self._calls = 0
+        self._pools = _pools()
+        banned: list[set[int]] = [set(), set(), set()]
+        for literal in {a for a in avoid if a and not a.isdigit()}:
+            for mine, hits in zip(banned, _entries_with(literal)):
+                mine |= hits
+        self._banned = banned
+
+    def _pick(self, which: int, size: int) -> int:
+        index = int(self._random() * size)
+        banned = self._banned[which]
+        while index in banned:  # the pools are large and a literal hits a handful of entries at most
+            index = (index + 1) % size
+        return index
 
     def unit(self, room: int) -> tuple[Turn, ...]:
         """One or two filler turns (a tool call and its result never split), at most ``room``."""
         rnd = self._random
         roll = rnd()
-        pick = int(rnd() * _POOL_SIZE)
-        if room >= 2 and roll < 0.3:
+        tools, users, assistants = self._pools
+        if room >= 2 and roll < 0.4:
             self._calls += 1
-            name, arguments = _CALL_POOL[pick]
+            name, arguments, result = tools[self._pick(0, len(tools))]
             # Filler call ids share no shape with fact call ids ("call_" + 12 hex).
             call = ToolCall(f"fill-{self._calls:05d}", name, arguments)
-            return (
-                Turn(Role.ASSISTANT, "", (call,)),
-                Turn(Role.TOOL, _RESULT_POOL[int(rnd() * _POOL_SIZE)], (), call.id),
-            )
-        if roll < 0.65:
-            return (Turn(Role.USER, _USER_POOL[pick]),)
-        return (Turn(Role.ASSISTANT, _ASSISTANT_POOL[pick]),)
+            note = _CALL_NOTES[int(rnd() * len(_CALL_NOTES))]
+            return (Turn(Role.ASSISTANT, note, (call,)), Turn(Role.TOOL, result, (), call.id))
+        if roll < 0.7:
+            return (Turn(Role.USER, users[self._pick(1, len(users))]),)
+        return (Turn(Role.ASSISTANT, assistants[self._pick(2, len(assistants))]),)
 
 
-def filler_units(seed: int, count: int) -> list[tuple[Turn, ...]]:
-    """Exactly ``count`` filler turns, grouped into units that must not be split."""
-    plan = FillerPlan(seed)
+def filler_units(seed: int, count: int, avoid: Iterable[str] = ()) -> list[tuple[Turn, ...]]:
+    """Exactly ``count`` filler turns, grouped into units that must not be split, none containing ``avoid``."""
+    plan = FillerPlan(seed, avoid)
     units: list[tuple[Turn, ...]] = []
     left = count
     while left > 0:

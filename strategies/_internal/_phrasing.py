@@ -4,8 +4,9 @@ Phrasing varies on purpose: a summarizer (or an oracle) tuned to one template
 must not pass by luck. Each table has at least five entries (the preference
 decoys, appended to every other prohibition, have three); a fact's
 ``phrasing`` integer picks one (modulo the table size), so shrinking moves
-towards the first, plainest entry. Templates never add digits or underscores
-of their own beyond the literals they are given.
+towards the first, plainest entry. Obligation templates never add digits or
+underscores of their own beyond the literals they are given; decoy templates
+(at the end) may, since they bind nothing.
 """
 
 from __future__ import annotations
@@ -37,6 +38,13 @@ __all__ = [
     "GATING_WRITES",
     "GATING_SUPERSESSIONS",
     "RETRACTIONS",
+    "DECOY_NEAR_MISSES",
+    "DECOY_LOG_LINES",
+    "DECOY_OLD_VALUES",
+    "DECOY_STALE_VALUES",
+    "DECOY_STALE_SETTINGS",
+    "DECOY_PASSING",
+    "DECOY_HYPOTHETICALS",
 ]
 
 
@@ -244,4 +252,61 @@ RETRACTIONS = (
     "I'm withdrawing the {lit} requirement.",
     "Never mind {lit}, that's cancelled.",
     "Retracting: {lit} is no longer a constraint.",
+)
+
+# -- decoys (``_decoys``): sentences that mention a value and bind nothing -----------------------------
+
+DECOY_NEAR_MISSES = (
+    "grep also turned up {value} in last month's logs.",
+    "{value} shows up in the fixture data; it belongs to another team's project.",
+    "The staging dump mentions {value} a few times.",
+    "Someone's old branch references {value}.",
+    "The dashboard export lists {value} next to {n} other entries.",
+)
+
+DECOY_LOG_LINES = (
+    "logs/app.log:{n}: resolved {value} in 38 ms",
+    "logs/batch.log:{n}: {value} listed, 12 objects",
+    "logs/old/audit.log:{n}: seen {value} (archived)",
+)
+
+# Other values of a field that never bound: history, said as history.
+DECOY_OLD_VALUES = (
+    "We used to run with {field} {value}, back before the migration.",
+    "For the record, last quarter's config had {field} at {value}.",
+    "The old deploy notes say {field} was {value}; that was two years ago.",
+    "Back in March {field} was {value}.",
+    "Years ago the legacy cluster ran {field} at {value}.",
+)
+
+DECOY_STALE_VALUES = (
+    "A few log lines still show {value}, from before the switch.",
+    "The cached listing of {value} is from last week.",
+    "grep still finds {value} in two old notebooks, written before the change.",
+    "Last week's report was generated against {value}.",
+    "The archived runbook from before the change mentions {value}.",
+)
+
+DECOY_STALE_SETTINGS = (
+    "Before the change, {field} was {value}.",
+    "Yesterday's run still had {field} at {value}, before the update.",
+    "The old dashboards were recorded when {field} was {value}.",
+    "Earlier benchmarks ran with {field} at {value}, before the change.",
+    "Until this morning {field} was {value}.",
+)
+
+DECOY_PASSING = (
+    "{value} came up again while I was reading the old logs.",
+    "The weekly notes list {value} among the things we talked about.",
+    "Scrolling back, I see {value} in the earlier discussion.",
+    "{value} also appears in this morning's shell history.",
+    "The audit export mentions {value} too.",
+)
+
+DECOY_HYPOTHETICALS = (
+    "If we ever need a second {noun}, {value} would do.",
+    "Hypothetically {value} could serve as the {noun} for a load test, but not now.",
+    "Should the current {noun} fill up, {value} might be an option some day.",
+    "In some future setup we might try {value}; nothing to decide today.",
+    "Just thinking out loud: {value} could be the {noun} for the next project.",
 )

@@ -1,7 +1,7 @@
 """The skeleton: the small, shrinkable plan a transcript is expanded from.
 
-Hypothesis draws only this (facts, their literals, positions, fates, length,
-compaction cuts, one seed); ``expand`` turns it into thousands of turns. It
+Hypothesis draws only this (facts, their literals, positions, fates, decoys,
+length, compaction cuts, one seed); ``expand`` turns it into thousands of turns. It
 serialises to a few hundred bytes of JSON (``skeleton_to_dict``), handy for a
 team's own fixtures; corpora store the expanded, minimized transcript instead,
 since shrinking removes turns no skeleton describes.
@@ -17,7 +17,7 @@ from typing import Any
 from harness._base._errors import InvalidArgument
 from harness._base._kinds import kind_def, placed_kinds, read_kind
 from harness._base._model import FactKind, Status, normalise_kind
-from harness._base._schema import Reader, check_version
+from harness._base._schema import Reader
 
 __all__ = [
     "SKELETON_VERSION",
@@ -25,12 +25,16 @@ __all__ = [
     "Anchor",
     "Cut",
     "FactSpec",
+    "DecoyKind",
+    "DecoySpec",
     "Skeleton",
     "skeleton_to_dict",
     "skeleton_from_dict",
 ]
 
-SKELETON_VERSION = 1
+SKELETON_VERSION = 2
+# Version 1 had no decoys; it still reads, as a skeleton without any.
+_READABLE_VERSIONS = (1, 2)
 
 # The built-in kinds a spec can place directly, in the order the default strategy
 # offers them. Retractions and supersessions happen *to* one of these, so they
@@ -106,6 +110,52 @@ class FactSpec:
         return dict(self.params).get(key, default)
 
 
+class DecoyKind(StrEnum):
+    """What a decoy is: text that looks like an obligation's literal and binds nothing.
+
+    - NEAR_MISS: the same shape with other characters (``0866_image_son`` beside ``0865_image_son``);
+    - OLD_VALUE: another value of a threshold's or gating field's field, as history;
+    - STALE: a superseded value mentioned again after the change;
+    - PASSING: a retracted, fulfilled or resolved obligation's literal mentioned again in passing;
+    - HYPOTHETICAL: a new identifier of the same kind in a sentence that binds nothing ("if we ever...").
+
+    A kind that does not fit its target (a STALE decoy for a fact never superseded) is written as
+    a NEAR_MISS, so every drawn decoy shows up.
+    """
+
+    NEAR_MISS = "near_miss"
+    OLD_VALUE = "old_value"
+    STALE = "stale"
+    PASSING = "passing"
+    HYPOTHETICAL = "hypothetical"
+
+
+@dataclass(frozen=True, slots=True)
+class DecoySpec:
+    """One planned decoy about fact ``target`` (an index, taken modulo the number of facts).
+
+    ``position`` (permille) places it in the filler after the target is stated (after its fate,
+    for STALE and PASSING); ``variant`` picks the phrasing; ``nudge`` picks which characters
+    a near miss changes and which other value an old one had.
+    """
+
+    kind: DecoyKind
+    target: int = 0
+    position: int = 0
+    variant: int = 0
+    nudge: int = 0
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.kind, DecoyKind):
+            raise InvalidArgument(f"DecoySpec kind={self.kind!r}; expected one of {[k.value for k in DecoyKind]}")
+        for name in ("target", "position", "variant", "nudge"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise InvalidArgument(f"DecoySpec {name}={value!r} must be an int >= 0")
+        if self.position > 1000:
+            raise InvalidArgument(f"DecoySpec position={self.position} is permille, 0..1000")
+
+
 @dataclass(frozen=True, slots=True)
 class Skeleton:
     """Everything a transcript is expanded from. ``length`` is the target turn count."""
@@ -114,6 +164,7 @@ class Skeleton:
     length: int
     facts: tuple[FactSpec, ...] = ()
     cuts: tuple[Cut, ...] = ()
+    decoys: tuple[DecoySpec, ...] = ()
     version: int = SKELETON_VERSION
 
     def __post_init__(self) -> None:
@@ -139,13 +190,17 @@ def skeleton_to_dict(skeleton: Skeleton) -> dict[str, Any]:
             for f in skeleton.facts
         ],
         "cuts": [{"anchor": c.anchor.value, "value": c.value, "offset": c.offset} for c in skeleton.cuts],
+        "decoys": [{"kind": d.kind.value, "target": d.target, "position": d.position, "variant": d.variant,
+                    "nudge": d.nudge} for d in skeleton.decoys],
     }
 
 
 def skeleton_from_dict(data: Any, *, source: str = "<document>") -> Skeleton:
     """Inverse of ``skeleton_to_dict``; raises SchemaError naming the bad field."""
     r = Reader(data, source=source)
-    check_version(r, SKELETON_VERSION)
+    version = r.int("schema_version")
+    if version not in _READABLE_VERSIONS:
+        r.fail("schema_version", f"one of {list(_READABLE_VERSIONS)} (this release reads those)", version)
     specs = tuple(
         f.wrap(
             FactSpec,
@@ -163,7 +218,13 @@ def skeleton_from_dict(data: Any, *, source: str = "<document>") -> Skeleton:
         c.wrap(Cut, c.enum("anchor", Anchor), c.int("value", default=0), c.int("offset", default=0))
         for c in r.children("cuts", default=[])
     )
-    return r.wrap(Skeleton, r.int("seed", minimum=0), r.int("length", minimum=1), specs, cuts)
+    decoys = tuple(
+        d.wrap(DecoySpec, d.enum("kind", DecoyKind), d.int("target", default=0, minimum=0),
+               d.int("position", default=0, minimum=0), d.int("variant", default=0, minimum=0),
+               d.int("nudge", default=0, minimum=0))
+        for d in r.children("decoys", default=[])
+    )
+    return r.wrap(Skeleton, r.int("seed", minimum=0), r.int("length", minimum=1), specs, cuts, decoys)
 
 
 def dumps_skeleton(skeleton: Skeleton) -> str:

@@ -1,4 +1,4 @@
-"""The public Hypothesis strategies: ``facts``, ``cuts``, ``skeletons``, ``transcripts``.
+"""The public Hypothesis strategies: ``facts``, ``cuts``, ``decoys``, ``skeletons``, ``transcripts``.
 
 Only the small skeleton is drawn through Hypothesis; ``expand`` builds the
 turns. So shrinking acts on what matters: fewer facts, shorter transcripts,
@@ -8,6 +8,7 @@ earlier positions, plainer phrasing, simpler literals.
 from __future__ import annotations
 
 from collections.abc import Collection
+from typing import Any
 
 from hypothesis import assume
 from hypothesis import strategies as st
@@ -17,12 +18,14 @@ from harness._base._kinds import defined_kinds, kind_def, placed_kinds
 from harness._base._model import FactKind, Status, Transcript
 from strategies._internal._expand import event_turn_count, expand
 from strategies._internal._kinds import call_hook, generator_for, has_generator
-from strategies._internal._skeleton import Anchor, Cut, FactSpec, Skeleton
+from strategies._internal._skeleton import Anchor, Cut, DecoyKind, DecoySpec, FactSpec, Skeleton
 
-__all__ = ["facts", "cuts", "skeletons", "transcripts", "MAX_TURNS_PER_FACT"]
+__all__ = ["facts", "cuts", "decoys", "skeletons", "transcripts", "MAX_TURNS_PER_FACT", "MAX_TURNS_PER_DECOY"]
 
 # The most turns one spec can take (gating: call, config, plan; plus its fate).
 MAX_TURNS_PER_FACT = 4
+# A decoy is one chat turn, or a search call and its result.
+MAX_TURNS_PER_DECOY = 2
 
 
 def _plan(kinds: Collection[str]) -> tuple[tuple[str, ...], frozenset[Status]]:
@@ -102,11 +105,40 @@ def cuts() -> st.SearchStrategy[Cut]:
     return _cuts()
 
 
+def decoys(*, kinds: Collection[DecoyKind | str] | None = None) -> st.SearchStrategy[DecoySpec]:
+    """Planned decoys: near misses, old and stale values, passing mentions, hypotheticals.
+
+    Each is about one of the skeleton's facts (``target``, taken modulo their number) and is
+    placed after it. Shrinks towards the first kind listed (a near miss), the first fact, right
+    after its statement, the plainest phrasing.
+    """
+    chosen = tuple(DecoyKind) if kinds is None else tuple(kinds)
+    try:
+        chosen = tuple(DecoyKind(k) for k in chosen)
+    except ValueError:
+        raise InvalidArgument(f"decoy kinds must be among {[k.value for k in DecoyKind]}, got {kinds!r}") from None
+    if not chosen:
+        raise InvalidArgument("decoys(kinds=...) needs at least one kind")
+
+    @st.composite
+    def _decoys(draw) -> DecoySpec:
+        return DecoySpec(
+            kind=draw(st.sampled_from(chosen)),
+            target=draw(st.integers(0, 15)),
+            position=draw(st.integers(0, 1000)),
+            variant=draw(st.integers(0, 63)),
+            nudge=draw(st.integers(0, 255)),
+        )
+
+    return _decoys()
+
+
 def _check_sizes(**sizes: int) -> None:
     for name, value in sizes.items():
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
             raise InvalidArgument(f"{name}={value!r} must be a non-negative integer")
-    for low, high in (("min_turns", "max_turns"), ("min_facts", "max_facts"), ("min_cuts", "max_cuts")):
+    for low, high in (("min_turns", "max_turns"), ("min_facts", "max_facts"), ("min_cuts", "max_cuts"),
+                      ("min_decoys", "max_decoys")):
         if sizes[low] > sizes[high]:
             raise InvalidArgument(f"Cannot have {high}={sizes[high]} < {low}={sizes[low]}")
     if sizes["min_turns"] < 1:
@@ -128,18 +160,28 @@ def skeletons(
     cuts: st.SearchStrategy[Cut] | None = None,
     min_cuts: int = 1,
     max_cuts: int = 3,
+    decoys: st.SearchStrategy[DecoySpec] | None = None,
+    min_decoys: int = 1,
+    max_decoys: int = 4,
+    background: Any = None,
 ) -> st.SearchStrategy[Skeleton]:
     """Skeletons whose expansion has between ``min_turns`` and ``max_turns`` turns.
 
-    About half of them are drawn from the upper half of that range.
+    About half of them are drawn from the upper half of that range. Decoys are planted
+    (``min_decoys`` to ``max_decoys``) where ``max_turns`` leaves room: they are the first thing
+    left out of a crowded transcript, and the minimizer removes any its failure does not need.
+    ``background`` (a ``Background``, see ``load_background``) rejects facts whose literals occur in it.
 
-    Shrinks towards ``min_turns``, ``min_facts`` simple facts, ``min_cuts`` cuts and seed 0.
+    Shrinks towards ``min_turns``, ``min_facts`` simple facts, ``min_cuts`` cuts, ``min_decoys``
+    near misses and seed 0.
     """
     _check_sizes(min_turns=min_turns, max_turns=max_turns, min_facts=min_facts, max_facts=max_facts,
-                 min_cuts=min_cuts, max_cuts=max_cuts)
+                 min_cuts=min_cuts, max_cuts=max_cuts, min_decoys=min_decoys, max_decoys=max_decoys)
     fact_strategy = _default_facts() if facts is None else facts
     cut_strategy = _default_cuts() if cuts is None else cuts
-    for name, value in (("facts", fact_strategy), ("cuts", cut_strategy)):
+    decoy_strategy = _default_decoys() if decoys is None else decoys
+    _check_background(background)
+    for name, value in (("facts", fact_strategy), ("cuts", cut_strategy), ("decoys", decoy_strategy)):
         if not isinstance(value, st.SearchStrategy):
             raise InvalidArgument(f"{name} must be a strategy, got {value!r}")
 
@@ -151,19 +193,43 @@ def skeletons(
         length = draw(st.one_of(st.integers(min_turns, max_turns),
                                 st.integers(max(min_turns, max_turns // 2), max_turns)))
         specs = _distinct(draw(st.lists(fact_strategy, min_size=min_facts, max_size=max_facts)), min_facts)
+        if background is not None:
+            specs = _absent_from(background, specs, min_facts)
         plan = draw(st.lists(cut_strategy, min_size=min_cuts, max_size=max_cuts))
-        skeleton = Skeleton(seed, length, tuple(specs), tuple(plan))
+        # How many decoys: shrinks to min_decoys (Hypothesis draws the least count about
+        # half the time, so the default of one keeps decoys in most transcripts).
+        planted = [draw(decoy_strategy) for _ in range(draw(st.sampled_from(range(min_decoys, max_decoys + 1))))]
+        skeleton = Skeleton(seed, length, tuple(specs), tuple(plan), tuple(planted))
         needed = event_turn_count(skeleton)
         # A fact strategy of a team's own may take more turns than ours; keep within max_turns.
-        while needed > max_turns and len(specs) > min_facts:
-            specs.pop()
-            skeleton = Skeleton(seed, length, tuple(specs), tuple(plan))
+        while needed > max_turns and (planted or len(specs) > min_facts):
+            (planted if planted else specs).pop()
+            skeleton = Skeleton(seed, length, tuple(specs), tuple(plan), tuple(planted))
             needed = event_turn_count(skeleton)
         if needed > length:
-            skeleton = Skeleton(seed, min(needed, max_turns), tuple(specs), tuple(plan))
+            skeleton = Skeleton(seed, min(needed, max_turns), tuple(specs), tuple(plan), tuple(planted))
         return skeleton
 
     return _skeletons()
+
+
+def _check_background(background: Any) -> None:
+    if background is not None and not (callable(getattr(background, "units", None))
+                                       and callable(getattr(background, "occurs", None))):
+        raise InvalidArgument(f"background must be a Background (strategies.load_background), got {background!r}")
+
+
+def _absent_from(background: Any, specs: list[FactSpec], min_facts: int) -> list[FactSpec]:
+    """Drop specs with a literal the team's logs already contain: the ledger must stay the only source."""
+    kept = [s for s in specs if not any(background.occurs(lit) for lit in _stated_literals(s))]
+    assume(len(kept) >= min_facts)
+    return kept
+
+
+def _stated_literals(spec: FactSpec) -> list[str]:
+    """The literals a spec writes that mean something alone (a bare number does not)."""
+    values = [*spec.literals, *(v for k, v in spec.params if k in ("allowed", "replacement"))]
+    return [v for v in values if not v.isdigit()]
 
 
 def _key_literals(spec: FactSpec) -> set[str]:
@@ -197,16 +263,22 @@ def transcripts(
     cuts: st.SearchStrategy[Cut] | None = None,
     min_cuts: int = 1,
     max_cuts: int = 3,
+    decoys: st.SearchStrategy[DecoySpec] | None = None,
+    min_decoys: int = 1,
+    max_decoys: int = 4,
+    background: Any = None,
 ) -> st.SearchStrategy[Transcript]:
     """Long transcripts with a ground-truth ledger, expanded from ``skeletons(...)``.
 
     Takes the same arguments as ``skeletons`` and shrinks the same way; use
     ``skeletons`` plus ``expand`` when you also want the skeleton (to save it).
+    With ``background``, the filler is the team's own logs.
     """
     return skeletons(
         min_turns=min_turns, max_turns=max_turns, facts=facts, min_facts=min_facts, max_facts=max_facts,
-        cuts=cuts, min_cuts=min_cuts, max_cuts=max_cuts,
-    ).map(expand)
+        cuts=cuts, min_cuts=min_cuts, max_cuts=max_cuts, decoys=decoys, min_decoys=min_decoys,
+        max_decoys=max_decoys, background=background,
+    ).map(lambda skeleton: expand(skeleton, background=background))
 
 
 def _generated_kinds() -> tuple[str, ...]:
@@ -219,3 +291,7 @@ def _default_facts() -> st.SearchStrategy[FactSpec]:
 
 def _default_cuts() -> st.SearchStrategy[Cut]:
     return cuts()
+
+
+def _default_decoys() -> st.SearchStrategy[DecoySpec]:
+    return decoys()

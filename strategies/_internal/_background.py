@@ -1,0 +1,258 @@
+"""Background logs: a team's own agent sessions, used as the filler between our obligations.
+
+Our generated filler imitates a coding agent's work; a team's own logs
+(``--background PATH``) make the transcripts exactly as hard as their real
+ones: their tools, their output, their numbers and identifiers crowd the
+context. The obligations are still ours, planted between the background units,
+so the ledger stays exact: nothing is ever read back out of the team's prose.
+``Background.occurs`` lets the generator refuse a literal the background
+already contains, which would otherwise count as "kept" by accident.
+
+What loading keeps, and why:
+
+* ``system`` (and ``developer``) messages are dropped: a session's system
+  prompt is configuration, not conversation.
+* A unit is one message, or an assistant turn with tool calls together with
+  the tool results that answer it (they follow it directly, as the chat APIs
+  require); a unit is never split.
+* A call whose result never came (the session ended or was interrupted) is
+  removed from its turn: left in, it would be an in-flight call that the ledger
+  does not record. A turn left with no calls stays as a plain assistant turn if
+  it has text, and is dropped if it has none.
+* Everything kept is byte-exact, except call ids: ``units`` renumbers them
+  ``bg-00001``, ``bg-00002``, ... so they are unique in the output and can never
+  look like a fact's call id (``call_`` and 12 hex digits).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+import stat
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from collections.abc import Iterable
+from typing import Any
+
+from harness._base._errors import InvalidArgument, MalformedResult, SchemaError
+from harness._base._files import DEFAULT_MAX_FILE_MB, read_json_file
+from harness._base._model import Role, ToolCall, Turn
+from harness._base._protocol import result_from_return
+from strategies._internal._filler import filler_units
+
+__all__ = ["Background", "load_background"]
+
+Unit = tuple[Turn, ...]
+
+_SUFFIXES = (".json", ".jsonl")
+_SESSION_SHAPE = 'a non-empty list of chat messages (or {"messages": [...]})'
+
+
+@dataclass(frozen=True)
+class Background:
+    """The loaded sessions, each a tuple of units, plus where they came from.
+
+    ``fingerprint`` is a sha256 over the files' contents in load order: a run
+    that records it can tell whether it is reproduced with the same background.
+    """
+
+    sessions: tuple[tuple[Unit, ...], ...]
+    sources: tuple[str, ...]
+    fingerprint: str
+    _haystack: str = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if not self.sessions or any(not session or any(not unit for unit in session) for session in self.sessions):
+            raise InvalidArgument("a background needs at least one session, and no empty session or unit")
+        # One casefolded text, built once: occurs() is asked about every literal of every example.
+        parts = [part for session in self.sessions for unit in session for turn in unit
+                 for part in (turn.text, *(s for call in turn.tool_calls for s in (call.name, call.arguments)))]
+        object.__setattr__(self, "_haystack", "\0".join(parts).casefold())
+
+    def occurs(self, literal: str) -> bool:
+        """Whether ``literal`` appears in the background's text (content, call names and arguments), any case."""
+        return literal.casefold() in self._haystack
+
+    def units(self, seed: int, count: int, avoid: Iterable[str] = ()) -> list[Unit]:
+        """Exactly ``count`` turns of background, in real conversation order, as units never split.
+
+        The seed picks the session order and where in the first session to start;
+        the walk goes on through the following sessions and wraps around. When
+        the room left is smaller than the next unit, later units that fit are
+        taken instead; when none fits, the rest is synthetic filler.
+        """
+        if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+            raise InvalidArgument(f"count={count!r}: expected a number of turns >= 0")
+        rng = random.Random(seed)
+        order = list(range(len(self.sessions)))
+        rng.shuffle(order)
+        ring = [unit for i in order for unit in self.sessions[i]]
+        position = rng.randrange(len(self.sessions[order[0]]))
+        smallest = min(len(unit) for unit in ring)
+        out: list[Unit] = []
+        room = count
+        next_id = 0
+        while room >= smallest:
+            while len(ring[position]) > room:  # ends: some unit of length <= room exists
+                position = (position + 1) % len(ring)
+            unit, next_id = _renumbered(ring[position], next_id)
+            out.append(unit)
+            room -= len(unit)
+            position = (position + 1) % len(ring)
+        if room:
+            out += filler_units(seed, room, avoid=avoid)
+        return out
+
+
+def load_background(path: str | Path, *, max_mb: float = DEFAULT_MAX_FILE_MB) -> Background:
+    """Sessions from a ``.json`` file (one session), a ``.jsonl`` file (one per line), or a folder of them.
+
+    A folder is read non-recursively, its ``*.json`` and ``*.jsonl`` files in
+    name order (hidden files skipped). A session is a list of OpenAI-style chat
+    messages or ``{"messages": [...]}``. Any problem is a ``SchemaError`` (or,
+    for the path itself, ``InvalidArgument``) naming the file, line and field.
+    """
+    files = _files(Path(path))
+    sessions: list[tuple[Unit, ...]] = []
+    digest = hashlib.sha256()
+    for file in files:
+        raw = _read_bytes(file, max_mb)
+        digest.update(hashlib.sha256(raw).digest())  # hash of hashes: file boundaries count
+        if file.suffix == ".json":
+            sessions.append(_session(read_json_file(file, max_mb=max_mb), source=str(file)))
+        else:
+            sessions += _jsonl_sessions(raw, source=str(file))
+    return Background(tuple(sessions), tuple(str(f) for f in files), digest.hexdigest())
+
+
+def _files(path: Path) -> list[Path]:
+    if not path.exists():
+        raise InvalidArgument(f"background {str(path)!r}: no such file or directory")
+    if path.is_dir():
+        files = sorted(p for p in path.iterdir() if p.suffix in _SUFFIXES and not p.name.startswith("."))
+        if not files:
+            raise InvalidArgument(f"background {str(path)!r}: the directory has no *.json or *.jsonl file")
+        return files
+    if path.suffix not in _SUFFIXES:
+        raise InvalidArgument(f"background {str(path)!r}: expected a .json or .jsonl file, or a directory of them")
+    return [path]
+
+
+def _read_bytes(path: Path, max_mb: float) -> bytes:
+    source = str(path)
+    try:
+        info = path.stat()
+        if not stat.S_ISREG(info.st_mode):
+            raise SchemaError("<root>", "a regular file", "something else (a directory, FIFO or device)",
+                              source=source)
+        if info.st_size > max_mb * 1024 * 1024:
+            raise SchemaError("<root>", f"a file of at most {max_mb:g} MB", f"{info.st_size / 1024 / 1024:.1f} MB",
+                              source=source)
+        return path.read_bytes()
+    except OSError as exc:
+        raise SchemaError("<root>", "a readable file", f"{type(exc).__name__} ({exc.strerror or exc})",
+                          source=source) from None
+
+
+def _jsonl_sessions(raw: bytes, *, source: str) -> list[tuple[Unit, ...]]:
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise SchemaError("<root>", "UTF-8 text", f"an invalid byte at offset {exc.start}",
+                          source=f"{source}, line {line}") from None
+    sessions = []
+    # Split on "\n" only: JSON strings may hold U+2028 and friends, which splitlines() would cut at.
+    for number, line in enumerate(text.split("\n"), start=1):
+        if not line.strip():
+            continue
+        where = f"{source}, line {number}"
+        try:
+            data = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise SchemaError("<root>", "valid JSON, one session per line", f"column {exc.colno}: {exc.msg}",
+                              source=where) from None
+        except RecursionError:
+            raise SchemaError("<root>", "JSON nested less than about a thousand levels deep", "deeper nesting",
+                              source=where) from None
+        sessions.append(_session(data, source=where))
+    if not sessions:
+        raise SchemaError("<root>", "at least one line holding a session", "only blank lines", source=source)
+    return sessions
+
+
+def _session(data: Any, *, source: str) -> tuple[Unit, ...]:
+    """One session's messages as units (see the module docstring for what is kept)."""
+    field_name = "<root>"
+    if isinstance(data, dict) and "messages" in data:
+        data, field_name = data["messages"], "messages"
+    if not isinstance(data, list) or not data:
+        raise SchemaError(field_name, _SESSION_SHAPE, data, source=source)
+    try:
+        turns = result_from_return(data).messages  # "message [i]" in its errors indexes the list of messages
+    except MalformedResult as exc:
+        raise SchemaError.from_malformed(exc, source=source) from None
+    units: list[Unit] = []
+    group: list[Turn] = []  # the open call turn and its results so far
+
+    def close() -> None:
+        if group:
+            unit = _answered(group)
+            if unit:
+                units.append(unit)
+            group.clear()
+
+    for index, turn in enumerate(turns):
+        if turn.role is Role.TOOL:
+            pending = [c.id for c in group[0].tool_calls] if group else []
+            for answered in group[1:]:
+                pending.remove(answered.tool_call_id)
+            if turn.tool_call_id not in pending:
+                raise SchemaError(f"message [{index}].tool_call_id",
+                                  "the id of an unanswered call of the assistant turn just before it",
+                                  turn.tool_call_id, source=source)
+            group.append(turn)
+            continue
+        close()
+        if turn.role is Role.SYSTEM:
+            continue
+        if turn.tool_calls:
+            ids = [c.id for c in turn.tool_calls]
+            if len(set(ids)) != len(ids):
+                raise SchemaError(f"message [{index}].tool_calls", "call ids unique within the message",
+                                  ids, source=source)
+            group.append(turn)
+        else:
+            units.append((turn,))
+    close()
+    if not units:
+        raise SchemaError("<root>", "at least one user, assistant or answered tool message (system prompts "
+                          "and calls with no result are dropped)", "none", source=source)
+    return tuple(units)
+
+
+def _answered(group: list[Turn]) -> Unit:
+    """A call turn and its results, without the calls no result answers (empty if nothing is left)."""
+    call_turn, results = group[0], group[1:]
+    answered = {r.tool_call_id for r in results}
+    calls = tuple(c for c in call_turn.tool_calls if c.id in answered)
+    if calls == call_turn.tool_calls:
+        return tuple(group)
+    if calls:
+        return (replace(call_turn, tool_calls=calls), *results)
+    return (replace(call_turn, tool_calls=()),) if call_turn.text else ()
+
+
+def _renumbered(unit: Unit, last: int) -> tuple[Unit, int]:
+    """``unit`` with its call ids rewritten to ``bg-NNNNN`` after ``last``, and the new last number."""
+    if not unit[0].tool_calls:
+        return unit, last
+    names = {}
+    calls = []
+    for call in unit[0].tool_calls:
+        last += 1
+        names[call.id] = f"bg-{last:05d}"
+        calls.append(ToolCall(names[call.id], call.name, call.arguments))
+    head = replace(unit[0], tool_calls=tuple(calls))
+    return (head, *(replace(r, tool_call_id=names[r.tool_call_id]) for r in unit[1:])), last
