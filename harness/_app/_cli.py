@@ -148,6 +148,9 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--max-turns", type=_whole_number("--max-turns"), default=400, metavar="T",
                      help="longest transcript to generate (default 400; try 4000)")
     run.add_argument("--corpus", metavar="DIR", help="save every new minimal failure into this corpus directory")
+    run.add_argument("--background", metavar="PATH",
+                     help="your own session logs as the filler: a .json file (one session), a .jsonl file (one "
+                          "session per line) or a directory of them; our obligations are planted between them")
 
     shrink = sub.add_parser("shrink", help="minimize the failures of one transcript given as JSON")
     shrink.add_argument("file", metavar="FILE", help="a transcript JSON document")
@@ -244,7 +247,8 @@ def _finish(result: RunResult, args, saver: CorpusSaver | None = None) -> int:
 
 
 def _run(args) -> int:
-    config = _config(args, examples=args.examples, seed=args.seed, max_turns=args.max_turns)
+    config = _config(args, examples=args.examples, seed=args.seed, max_turns=args.max_turns,
+                     background=args.background)
     saver = CorpusSaver(args.corpus, summarizer=config.summarizer, budget=config.budget)
     return _finish(run(config, on_failure=saver), args, saver)
 

@@ -32,6 +32,8 @@ def reproduce_command(result: RunResult, *, only: str | None = None) -> str:
         parts = ["compaction-harness", "run", "--summarizer", c.summarizer, "--protocol", result.protocol,
                  "--seed", str(result.seed), "--examples", str(c.examples), "--max-turns", str(c.max_turns),
                  "--budget", str(c.budget)]
+    if c.background and c.transcript_file is None:
+        parts += ["--background", c.background]
     if c.token_counter:
         parts += ["--token-counter", c.token_counter]
     for module in c.extend:

@@ -37,7 +37,8 @@ from harness._app._worker import DEFAULT_LOAD_TIMEOUT
 from oracles import DEFAULT_RULES, ProseRules, select
 from harness._base._kinds import defined_kinds
 from harness._base._model import FactKind, normalise_kind
-from strategies import expand, skeletons
+from strategies import Background, load_background, skeletons
+from strategies import expand as expand_skeleton
 
 
 __all__ = ["RunConfig", "Failure", "InfraFailure", "RunResult", "Evaluation", "evaluate", "run", "shrink_transcript",
@@ -47,6 +48,9 @@ __all__ = ["RunConfig", "Failure", "InfraFailure", "RunResult", "Evaluation", "e
 DEFAULT_SHRINK_CALLS = 1000
 #: Timeouts one failure's shrinking may meet before it stops (each costs a whole --timeout).
 SHRINK_TIMEOUTS = 3
+#: The share of a failure's shrink calls the skeleton pass may spend: the rest is kept for ddmin,
+#: which removes single turns (a skeleton never shrinks below the strategy's min_turns).
+SKELETON_PASS_SHARE = 0.6
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +82,7 @@ class RunConfig:
     transcript_file: str | None = None  # set by ``shrink``: the file the reproduce command names
     rules: str | None = None  # module:OBJECT naming a team's oracles.ProseRules; default DEFAULT_RULES
     extend: tuple[str, ...] = ()  # modules imported first for the oracles they register (for the reproduce line)
+    background: str | None = None  # a team's session logs used as the filler (strategies.load_background)
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,10 +172,11 @@ def kind_warnings(oracles) -> tuple[str, ...]:
 
 
 def evaluate(transcript: Transcript, summarize: Callable[[CompactionRequest], CompactionResult], config: RunConfig,
-             chosen) -> Evaluation:
+             chosen, *, until: tuple[str, str | None] | None = None) -> Evaluation:
     """``judge_session`` with a run's budget, trigger, token counter and rules."""
     return judge_session(transcript, summarize, budget=config.budget, trigger=config.trigger,
-                         count_tokens=_counter(config.token_counter), rules=_rules(config.rules), oracles=chosen)
+                         count_tokens=_counter(config.token_counter), rules=_rules(config.rules), oracles=chosen,
+                         until=until)
 
 
 @functools.lru_cache(maxsize=8)
@@ -222,6 +228,7 @@ class _Budget:
         self._shrink_calls = config.shrink_calls
         self._summarizer = summarizer
         self._calls_at_start: int | None = None
+        self._phase_cap: int | None = None
         self._timeouts = 0
         self.stopped: str | None = None  # why the run stopped early, for the report
 
@@ -235,6 +242,13 @@ class _Budget:
     def shrink_calls(self) -> int:
         return self._summarizer.calls - (self._calls_at_start or 0)
 
+    def cap_phase(self, calls: int | None) -> None:
+        """Stop the current shrinking phase after ``calls`` new calls (None: no cap of its own)."""
+        self._phase_cap = calls
+
+    def phase_spent(self) -> bool:
+        return self._phase_cap is not None and self.shrink_calls() >= self._phase_cap
+
     def check(self) -> str | None:
         """Why to stop now, or None. Run-wide reasons stick; the shrink allowance is per failure."""
         if self.stopped is None and self._deadline is not None and time.monotonic() >= self._deadline:
@@ -243,6 +257,8 @@ class _Budget:
             return self.stopped
         if self._calls_at_start is not None and self.shrink_calls() >= self._shrink_calls:
             return f"--shrink-calls {self._shrink_calls} spent"
+        if self._calls_at_start is not None and self.phase_spent():
+            return "this shrinking phase's share of --shrink-calls spent"
         if self._calls_at_start is not None and self._timeouts >= SHRINK_TIMEOUTS:
             return f"the summarizer timed out {self._timeouts} times while shrinking"
         return None
@@ -265,9 +281,9 @@ class _Budget:
         return call
 
 
-def _skeletons(config: RunConfig):
+def _skeletons(config: RunConfig, background: Background | None):
     low = min(config.min_turns, config.max_turns)
-    return skeletons(min_turns=low, max_turns=config.max_turns, max_facts=8)
+    return skeletons(min_turns=low, max_turns=config.max_turns, max_facts=8, background=background)
 
 
 def _hypothesis_settings(examples: int, phases, database: str | None = None) -> settings:
@@ -316,7 +332,7 @@ def _shrink_failure(key, first: Transcript, violation: Violation, summarizer: Su
         checks += 1
         progress.note(f"{label}: {len(best.transcript.turns)} turns after {checks} checks, "
                       f"{budget.shrink_calls()} new summarizer calls")
-        ev = evaluate(candidate, summarize, config, chosen)
+        ev = evaluate(candidate, summarize, config, chosen, until=key)
         fails = best.offer(candidate, ev)
         if ev.stopped:
             raise StopJudging
@@ -325,9 +341,16 @@ def _shrink_failure(key, first: Transcript, violation: Violation, summarizer: Su
     stopped = None
     try:
         if skeleton_pass is not None:
-            skeleton_pass(still_fails)
+            budget.cap_phase(int(config.shrink_calls * SKELETON_PASS_SHARE))
+            try:
+                skeleton_pass(still_fails)
+            except StopJudging:
+                if not budget.phase_spent():
+                    raise
+            finally:
+                budget.cap_phase(None)
         # Pin compaction where it fired, so removing filler does not stop the budget trigger from firing.
-        ev = evaluate(best.transcript, summarize, config, chosen)
+        ev = evaluate(best.transcript, summarize, config, chosen, until=key)
         if ev.stopped:
             raise StopJudging
         points = tuple(sorted(set(ev.boundaries) | set(best.transcript.compaction_points)))
@@ -365,7 +388,11 @@ def run(config: RunConfig, *, on_failure: Callable[[Failure, str], None] | None 
     degradations: dict[str, int] = {}
     turns: list[int] = []
     rounds = [0]
-    strategy = _skeletons(config)
+    background = load_background(config.background) if config.background else None  # bad logs fail before any call
+    strategy = _skeletons(config, background)
+
+    def expand(skeleton) -> Transcript:
+        return expand_skeleton(skeleton, background=background)
 
     with open_summarizer(config) as summarizer:
         budget = _Budget(config, summarizer)
