@@ -3,7 +3,8 @@
 
 Prints examples per second for 50-, 500- and 5,000-turn transcripts, the naive
 strategy's rate beside ours, and the ratio, all measured in this one run on this
-machine. Also prints the median time to generate one 4,000-turn transcript.
+machine. Also prints the median time to generate one 4,000-turn transcript (target: 20 ms) and
+how many tokens such a transcript holds.
 Not a test: it asserts nothing, so run it by hand (python benchmarks/bench_generation.py).
 """
 
@@ -19,6 +20,7 @@ from hypothesis import strategies as st
 from hypothesis.errors import Unsatisfiable
 
 from harness import Role, Turn
+from harness._base._tokens import message_tokens
 from strategies import transcripts
 
 _QUIET = settings(
@@ -72,7 +74,25 @@ def main() -> None:
 
     _, produced, _, gaps = _rate(transcripts(min_turns=4000, max_turns=4000, max_facts=8), args.examples)
     print(f"4000-turn transcript: median {statistics.median(gaps) * 1000:.1f} ms per example "
-          f"(p90 {statistics.quantiles(gaps, n=10)[-1] * 1000:.1f} ms, {produced} examples)")
+          f"(p90 {statistics.quantiles(gaps, n=10)[-1] * 1000:.1f} ms, {produced} examples; target <= 20 ms)")
+    sizes = _token_counts(transcripts(min_turns=4000, max_turns=4000, max_facts=8), 10)
+    per_turn = sorted(n for transcript in sizes for n in transcript)
+    print(f"  its tokens, as the budget counts them: median {statistics.median(sum(t) for t in sizes):.0f} per "
+          f"transcript; per turn median {statistics.median(per_turn):.0f}, p90 "
+          f"{statistics.quantiles(per_turn, n=10)[-1]:.0f}, max {per_turn[-1]}")
+
+
+def _token_counts(strategy: st.SearchStrategy, examples: int) -> list[list[int]]:
+    """message_tokens of every turn, for a few examples of ``strategy``."""
+    out: list[list[int]] = []
+
+    @settings(_QUIET, max_examples=examples)
+    @given(strategy)
+    def run(transcript) -> None:
+        out.append([message_tokens(t) for t in transcript.turns])
+
+    run()
+    return out
 
 
 if __name__ == "__main__":
