@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass, field
 
 from harness._base._model import Fact
+from harness._base._wholetoken import has_token, literal_pattern
 from harness._base._protocol import CompactionResult, LedgerEntry
 from oracles._reading import reading_lines
 from oracles._rules import ProseRules
@@ -44,17 +45,6 @@ def _masker(literals: frozenset[str]):
             return "#" * len(run)
         return run.replace("_", " ")
     return mask
-
-
-@functools.lru_cache(maxsize=4096)
-def literal_pattern(literal: str) -> re.Pattern[str]:
-    """``literal`` as a whole token: "6.24.1" is not kept by "6.24.13", nor "call_ab" by "call_abc"."""
-    body = re.escape(literal)
-    if literal[:1].isalnum() or literal[:1] == "_":
-        body = r"(?<![\w])(?<![\w][.\-])" + body
-    if literal[-1:].isalnum() or literal[-1:] == "_":
-        body += r"(?![\w])(?![.\-:/]\w)"
-    return re.compile(body)
 
 
 @functools.lru_cache(maxsize=16384)
@@ -104,11 +94,6 @@ def _identifiers(text: str) -> tuple[str, ...]:
             continue
         out.append(token)
     return tuple(out)
-
-
-def has_token(text: str, literal: str) -> bool:
-    """Whether ``literal`` occurs in ``text`` as a whole token (see ``literal_pattern``)."""
-    return literal in text and literal_pattern(literal).search(text) is not None
 
 
 @functools.lru_cache(maxsize=16)

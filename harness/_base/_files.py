@@ -19,7 +19,7 @@ from typing import Any
 
 from harness._base._errors import PathError, SchemaError
 
-__all__ = ["DEFAULT_MAX_FILE_MB", "TEMP_SUFFIX", "MISSING", "write_atomic", "read_json_file", "json_files",
+__all__ = ["DEFAULT_MAX_FILE_MB", "TEMP_SUFFIX", "MISSING", "write_atomic", "read_json_file", "parse_json", "json_files",
            "existing_dir", "output_dir", "output_file", "remove_stale_temps"]
 
 #: Largest JSON document read by default (a 4,000-turn transcript is about 1 MB).
@@ -89,10 +89,15 @@ def read_json_file(path: str | Path, *, max_mb: float = DEFAULT_MAX_FILE_MB, mis
         raise SchemaError("<root>", "UTF-8 text", f"an invalid byte at offset {exc.start}", source=source) from None
     except OSError as exc:
         raise SchemaError("<root>", "a readable file", _reason(exc), source=source) from None
+    return parse_json(text, source=source)
+
+
+def parse_json(text: str, *, source: str, expected: str = "valid JSON") -> Any:
+    """``json.loads`` whose every failure is a ``SchemaError`` naming ``source`` and where it broke."""
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
-        raise SchemaError("<root>", "valid JSON", f"{exc.msg} at line {exc.lineno} column {exc.colno}",
+        raise SchemaError("<root>", expected, f"{exc.msg} at line {exc.lineno} column {exc.colno}",
                           source=source) from None
     except RecursionError:
         raise SchemaError("<root>", "JSON nested less than about a thousand levels deep", "deeper nesting",

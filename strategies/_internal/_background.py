@@ -27,7 +27,6 @@ What loading keeps, and why:
 from __future__ import annotations
 
 import hashlib
-import json
 import random
 import stat
 from dataclasses import dataclass, field, replace
@@ -36,7 +35,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from harness._base._errors import InvalidArgument, MalformedResult, SchemaError
-from harness._base._files import DEFAULT_MAX_FILE_MB, read_json_file
+from harness._base._files import DEFAULT_MAX_FILE_MB, parse_json, read_json_file
 from harness._base._model import Role, ToolCall, Turn
 from harness._base._protocol import result_from_return
 from strategies._internal._filler import filler_units
@@ -168,14 +167,7 @@ def _jsonl_sessions(raw: bytes, *, source: str) -> list[tuple[Unit, ...]]:
         if not line.strip():
             continue
         where = f"{source}, line {number}"
-        try:
-            data = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise SchemaError("<root>", "valid JSON, one session per line", f"column {exc.colno}: {exc.msg}",
-                              source=where) from None
-        except RecursionError:
-            raise SchemaError("<root>", "JSON nested less than about a thousand levels deep", "deeper nesting",
-                              source=where) from None
+        data = parse_json(line, source=where, expected="valid JSON, one session per line")
         sessions.append(_session(data, source=where))
     if not sessions:
         raise SchemaError("<root>", "at least one line holding a session", "only blank lines", source=source)

@@ -61,8 +61,9 @@ def _clear(candidate: str, taken: Collection[str]) -> bool:
 
 def near_miss(literal: str, nudge: int, taken: Collection[str]) -> str | None:
     """A literal of the same shape as ``literal`` with other characters; None if none is clear of ``taken``."""
-    digits = [i for i, c in enumerate(literal) if c.isdigit()]
-    letters = [i for i, c in enumerate(literal) if c.isalpha() and c.islower()]
+    body = literal.find("://") + 3 if "://" in literal else 0  # "s3://" is the scheme, never the value
+    digits = [i for i, c in enumerate(literal) if c.isdigit() and i >= body]
+    letters = [i for i, c in enumerate(literal) if c.isalpha() and c.islower() and i >= body]
     for attempt in range(12):
         n = nudge + attempt
         if digits:  # another digit in one place: 0866_image_son for 0865_image_son

@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import functools
 import random
-import re
 from collections.abc import Iterable
 
 from harness._base._model import Role, ToolCall, Turn
+from harness._base._wholetoken import has_token
 from strategies._internal import _worklog as W
 
 __all__ = ["FillerPlan", "filler_units", "pool_texts", "contains_token"]
@@ -52,20 +52,9 @@ def pool_texts() -> Iterable[str]:
     yield from _CALL_NOTES
 
 
-def _token_pattern(literal: str) -> re.Pattern[str]:
-    # The same whole-token rule the oracles read literals with: no word character, nor a word
-    # character joined by "." or "-", on either side ("6.24.1" is not inside "6.24.13" or "v-6.24.1").
-    body = re.escape(literal)
-    if literal[:1].isalnum() or literal[:1] == "_":
-        body = r"(?<![\w])(?<![\w][.\-])" + body
-    if literal[-1:].isalnum() or literal[-1:] == "_":
-        body += r"(?![\w])(?![.\-:/]\w)"
-    return re.compile(body)
-
-
 def contains_token(text: str, literal: str) -> bool:
-    """Whether ``literal`` occurs in ``text`` as a whole token."""
-    return literal in text and _token_pattern(literal).search(text) is not None
+    """Whether ``literal`` occurs in ``text`` as a whole token, as the oracles count it."""
+    return has_token(text, literal)
 
 
 @functools.lru_cache(maxsize=8192)
