@@ -161,3 +161,14 @@ def test_plugin_extend_reaches_the_summarizer_and_the_corpus(pytester):
     assert saved
     fixed = pytester.runpytest_subprocess("--summarizer", "harness.summarizers.prose:summarize", *common)
     fixed.assert_outcomes(passed=2 + len(saved))  # the empty test, the property search, each entry now fixed
+
+
+def test_plugin_background_plants_obligations_in_the_teams_logs(pytester):
+    """--summarizer-background reaches the property search: its reproduce line carries it."""
+    pytester.makepyfile(EMPTY_TEST)
+    background = str(Path(__file__).resolve().parent.parent / "examples" / "background")
+    result = pytester.runpytest_subprocess("--summarizer", "harness.summarizers.mutants:softens_prohibition",
+                                           "--summarizer-background", background, "--summarizer-seed", "5",
+                                           "--summarizer-corpus", "none", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines([f"*--background {background}*"])

@@ -36,6 +36,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                          "(repeatable)")
     group.addoption("--summarizer-rules", metavar="SPEC", default=None,
                     help="module:OBJECT naming your own oracles.ProseRules for judging prose")
+    group.addoption("--summarizer-background", metavar="PATH", default=None,
+                    help="your own session logs (.json, .jsonl or a folder of them) as the filler of generated "
+                         "transcripts")
 
 
 def _int_option(config: pytest.Config, name: str, minimum: int) -> int:
@@ -142,7 +145,8 @@ class HarnessItem(pytest.Item):
                            max_turns=int(cfg.getoption("summarizer_max_turns")),
                            budget=int(cfg.getoption("summarizer_budget")), quiet=True,
                            database=str(database) if database else None, rules=cfg.getoption("summarizer_rules"),
-                           extend=tuple(cfg.getoption("summarizer_extend")))
+                           extend=tuple(cfg.getoption("summarizer_extend")),
+                           background=cfg.getoption("summarizer_background"))
         corpus = cfg.getoption("summarizer_corpus") if cfg.getoption("summarizer_save") else None
         saver = CorpusSaver(corpus, summarizer=config.summarizer, budget=config.budget)
         result = run(config, on_failure=saver)
