@@ -407,3 +407,10 @@ def test_a_bad_background_is_a_usage_error_naming_the_file(tmp_path):
     proc = _cli("run", "--background", str(bad), "--examples", "2", "--quiet")
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert "logs.jsonl, line 2" in proc.stderr
+
+
+def test_a_lone_surrogate_in_a_log_is_refused_at_load_naming_the_message(tmp_path):
+    """Found by a new-user review: it loaded, then crashed the run's call cache with a UnicodeEncodeError."""
+    bad = _write(tmp_path, "s.json", '[{"role": "user", "content": "ok"}, {"role": "assistant", "content": "bad \\ud800"}]')
+    with pytest.raises(SchemaError, match=r"s\.json.*message \[1\]\.content.*lone surrogate"):
+        load_background(bad)

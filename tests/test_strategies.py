@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from harness import FactKind, InvalidArgument, Role, SchemaError, Status, dumps, live_facts, loads
 from strategies import (
     MAX_TURNS_PER_FACT,
+    decoys,
     DecoyKind,
     DecoySpec,
     PRIMARY_KINDS,
@@ -108,9 +109,11 @@ def test_filler_is_realistic_work_full_of_numbers_and_identifiers():
         first = text.splitlines()[0]
         assert re.match(r"\s*\d+\t", first), first
         if path.endswith(".py"):
-            assert re.search(r"^\s*\d+\t(import|from|def) ", text, re.M), text[:200]
+            assert re.search(r"^\s*\d+\t\s*(import|from|def|return|if|raise|items|\"\"\"|$)", text, re.M), text[:200]
+        if path.endswith(".go") and re.match(r"\s*1\t", first):  # from the top: its directory's package
+            assert first.split("\t", 1)[1] == "package " + path.split("/")[-2].replace("-", ""), (path, first)
         if path.endswith(".go"):
-            assert re.search(r"^\s*\d+\tpackage ", text, re.M), text[:200]
+            assert "func (" in text or len(text.splitlines()) < 9, text[:200]
 
 
 def test_filler_never_picks_an_entry_holding_a_literal_it_must_avoid():
@@ -444,3 +447,32 @@ def test_every_decoy_turn_is_placed_after_its_target_is_stated(skeleton):
             if after_fate:
                 assert fact.fate.turn is not None and at > fact.fate.turn, (turn.text, fact)
     assert len(texts) >= 1
+
+
+@pytest.mark.parametrize("kind", [DecoyKind.OLD_VALUE, DecoyKind.STALE, DecoyKind.PASSING])
+def test_a_decoy_of_a_kind_is_written_as_that_kind_whenever_some_fact_fits_it(kind):
+    """Found by a new-user review: most old_value and stale decoys fell back to near misses."""
+    seen = {"fitting": 0}
+
+    @settings(max_examples=40, database=None, derandomize=True)
+    @given(skeletons(decoys=decoys(kinds=[kind]), max_turns=300))
+    def check(skeleton):
+        fits = any(effective_kind(d, f) is kind for d in skeleton.decoys[:1] for f in skeleton.facts)
+        rendered = _decoy_events(skeleton, _all_literals(skeleton))
+        if not fits or len(rendered) != len(skeleton.decoys):
+            return
+        seen["fitting"] += 1
+        fields = {f.literals[0] for f in skeleton.facts if str(f.kind) in ("threshold", "gating_field")}
+        for event, after_fate, _ in rendered:
+            if kind is DecoyKind.OLD_VALUE:  # another value of a two-literal fact's field
+                assert any(field in t.text for t in event.turns for field in fields), event.turns
+            else:  # said after the target's fate
+                assert after_fate, event.turns
+
+    check()
+    assert seen["fitting"] >= 5
+
+
+def test_decoy_kinds_must_be_a_list():
+    with pytest.raises(InvalidArgument, match=r"write kinds=\['near_miss'\]"):
+        decoys(kinds="near_miss")

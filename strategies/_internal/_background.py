@@ -185,6 +185,14 @@ def _session(data: Any, *, source: str) -> tuple[Unit, ...]:
         turns = result_from_return(data).messages  # "message [i]" in its errors indexes the list of messages
     except MalformedResult as exc:
         raise SchemaError.from_malformed(exc, source=source) from None
+    for index, turn in enumerate(turns):  # text the harness cannot write to a cache, a report or a worker
+        for name, value in (("content", turn.text), *((f"tool_calls[{n}]", c.name + c.arguments + c.id)
+                                                       for n, c in enumerate(turn.tool_calls))):
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError as exc:
+                raise SchemaError(f"message [{index}].{name}", "valid Unicode text",
+                                  f"a lone surrogate at character {exc.start}", source=source) from None
     units: list[Unit] = []
     group: list[Turn] = []  # the open call turn and its results so far
 

@@ -16,7 +16,7 @@ from harness._base._errors import InvalidArgument
 from harness._base._kinds import ending_event, kind_def
 from harness._base._model import Fact, FactKind, Fate, Role, Status, Transcript, Turn
 from strategies._internal import _phrasing as P
-from strategies._internal._decoys import render
+from strategies._internal._decoys import effective_kind, render
 from strategies._internal._filler import filler_units
 from strategies._internal._kinds import KindGenerator, call_hook, generator_for, turns_from
 from strategies._internal._skeleton import Anchor, DecoyKind, FactSpec, Skeleton
@@ -77,8 +77,11 @@ def _decoy_events(skeleton: Skeleton, taken: set[str]) -> list[tuple[_Event, boo
     if not skeleton.facts:
         return []
     out = []
+    count = len(skeleton.facts)
     for n, decoy in enumerate(skeleton.decoys):
-        target = decoy.target % len(skeleton.facts)
+        # The drawn fact, or the next one the decoy's kind fits (a stale value needs a superseded fact).
+        target = next((t % count for t in range(decoy.target, decoy.target + count)
+                       if effective_kind(decoy, skeleton.facts[t % count]) is decoy.kind), decoy.target % count)
         rendered = render(decoy, skeleton.facts[target], taken, n)
         if rendered is not None:
             after_fate = rendered.kind in (DecoyKind.STALE, DecoyKind.PASSING)

@@ -119,8 +119,9 @@ class DecoyKind(StrEnum):
     - PASSING: a retracted, fulfilled or resolved obligation's literal mentioned again in passing;
     - HYPOTHETICAL: a new identifier of the same kind in a sentence that binds nothing ("if we ever...").
 
-    A kind that does not fit its target (a STALE decoy for a fact never superseded) is written as
-    a NEAR_MISS, so every drawn decoy shows up.
+    A decoy is about the drawn fact, or the next one its kind fits; when no fact fits (a STALE
+    decoy and nothing superseded) it is written as a NEAR_MISS. It is left out only when no value
+    clear of the ledger's literals exists.
     """
 
     NEAR_MISS = "near_miss"

@@ -112,6 +112,9 @@ def decoys(*, kinds: Collection[DecoyKind | str] | None = None) -> st.SearchStra
     placed after it. Shrinks towards the first kind listed (a near miss), the first fact, right
     after its statement, the plainest phrasing.
     """
+    if isinstance(kinds, str):
+        raise InvalidArgument(f"decoys(kinds=...) takes a list of kinds, got the string {kinds!r}; "
+                              f"write kinds=[{kinds!r}]")
     chosen = tuple(DecoyKind) if kinds is None else tuple(kinds)
     try:
         chosen = tuple(DecoyKind(k) for k in chosen)

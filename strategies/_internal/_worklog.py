@@ -43,6 +43,10 @@ _EXCEPTIONS = ("KeyError", "ValueError", "TypeError", "AttributeError", "IndexEr
                "AssertionError", "ZeroDivisionError")
 _USERS = ("dana", "lee", "sam", "priya", "ola", "marek")
 
+# Image tags that exist, so a version in a compose file or `docker ps` reads as one.
+_IMAGES = ("postgres:16.2", "postgres:15.6", "redis:7.2", "nginx:1.25", "node:20.11", "python:3.12-slim",
+           "elasticsearch:8.12.2", "rabbitmq:3.13")
+
 LANGUAGES = {"py": "python", "ts": "typescript", "go": "go", "sql": "sql", "yml": "yaml", "sh": "shell", "rs": "rust"}
 
 
@@ -53,6 +57,10 @@ def _pick(rng: random.Random, items):
 
 def _int(rng: random.Random, low: int, high: int) -> int:
     return low + int(rng.random() * (high - low + 1))
+
+
+def _gerund(verb: str) -> str:
+    return (verb[:-1] if verb.endswith("e") else verb) + "ing"
 
 
 def _name(rng: random.Random) -> str:
@@ -126,7 +134,7 @@ def _typescript(rng: random.Random, n: int) -> list[str]:
 
 
 def _go(rng: random.Random, n: int) -> list[str]:
-    out = [f"package {_pick(rng, _WORDS)}", "", 'import (\n\t"context"\n\t"time"\n)', ""]
+    out = [f"package {_pick(rng, _WORDS)}", "", "import (", '\t"context"', '\t"fmt"', '\t"time"', ")", ""]
     while len(out) < n:
         typ = _camel(rng)
         out += [
@@ -166,7 +174,7 @@ def _yaml(rng: random.Random, n: int) -> list[str]:
         svc, port = _pick(rng, _WORDS), _int(rng, 3000, 9999)
         out += [
             f"  {svc}:",
-            f"    image: {_pick(rng, ('postgres', 'redis', 'nginx', 'node', 'python'))}:{_int(rng, 10, 22)}.{_int(rng, 0, 9)}",
+            f"    image: {_pick(rng, _IMAGES)}",
             "    ports:",
             f"      - \"{port}:{_pick(rng, (80, 5432, 6379, 8000))}\"",
             "    environment:",
@@ -179,7 +187,7 @@ def _shell(rng: random.Random, n: int) -> list[str]:
     out = ["#!/usr/bin/env bash", "set -euo pipefail", ""]
     while len(out) < n:
         out += [
-            f"echo \"{_pick(rng, _VERBS)}ing {_pick(rng, _WORDS)} ({_int(rng, 1, 40)} of {_int(rng, 40, 99)})\"",
+            f"echo \"{_gerund(_pick(rng, _VERBS))} {_pick(rng, _WORDS)} ({_int(rng, 1, 40)} of {_int(rng, 40, 99)})\"",
             f"for i in $(seq 1 {_int(rng, 2, 12)}); do",
             f"  curl -fsS \"http://localhost:{_int(rng, 3000, 9999)}/{_pick(rng, _WORDS)}?page=$i\" > /tmp/out.$i",
             "done",
@@ -221,7 +229,11 @@ def _read_file(rng: random.Random) -> tuple[str, str, str]:
     n = _lines_wanted(rng)
     start = _pick(rng, (1, 1, 1, _int(rng, 20, 400)))
     args = {"path": path} if start == 1 else {"path": path, "start_line": start, "end_line": start + n - 1}
-    return "read_file", json.dumps(args), _numbered(_CODE[ext](rng, n), start)
+    # A read from the middle of a file shows no file header; a Go file is in its directory's package.
+    lines = _CODE[ext](rng, n) if start == 1 else _CODE[ext](rng, n + 8)[8:]
+    if ext == "go" and start == 1:
+        lines[0] = f"package {path.split('/')[-2].replace('-', '')}"
+    return "read_file", json.dumps(args), _numbered(lines, start)
 
 
 def _grep(rng: random.Random) -> tuple[str, str, str]:
@@ -312,8 +324,8 @@ def _docker_ps(rng: random.Random) -> tuple[str, str, str]:
     lines = ["CONTAINER ID   IMAGE            STATUS          PORTS                    NAMES"]
     for _ in range(_int(rng, 1, 6)):
         inner = _pick(rng, (5432, 6379, 8000, 9200, 80))
-        lines.append(f"{_hex(rng, 12)}   {_pick(rng, ('postgres', 'redis', 'api', 'nginx'))}:{_int(rng, 1, 16)}."
-                     f"{_int(rng, 0, 9)}   Up {_int(rng, 2, 59)} minutes   0.0.0.0:{_int(rng, 3000, 9999)}->"
+        lines.append(f"{_hex(rng, 12)}   {_pick(rng, _IMAGES):<16} Up {_int(rng, 2, 59)} minutes   "
+                     f"0.0.0.0:{_int(rng, 3000, 9999)}->"
                      f"{inner}/tcp   {_pick(rng, _WORDS)}_{_pick(rng, _WORDS)}_{_int(rng, 1, 3)}")
     return "run_command", json.dumps({"command": "docker ps"}), "\n".join(lines)
 
