@@ -5,8 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from harness._base._model import FactKind, Role
-from oracles._context import has_token, identifier_tokens
-from oracles._context import near_miss_among as _near
+from oracles._context import has_token, identifier_tokens, near_miss_among
 from oracles._core import Case, Finding, Severity, oracle
 
 
@@ -55,7 +54,7 @@ def _spent_on_nothing_live(case: Case) -> tuple[int, str | None]:
         return 0, None
     tokens = identifier_tokens("\n".join(idle))
     for literal in sorted(literals):
-        near = _near(literal, tokens, case.context.rules.near_miss_ratio)
+        near = near_miss_among(literal, tokens, case.context.rules.near_miss_ratio)
         if near is not None:
             line = next(line for line in idle if near in line)
             return sum(case.count_tokens(line) for line in idle), _clip(line)

@@ -13,10 +13,11 @@ written into turns. What a decoy may carry is fixed by its kind, and
 from __future__ import annotations
 
 from collections.abc import Collection
+from dataclasses import dataclass
 
 from harness._base._model import FactKind, Role, Status, ToolCall, Turn
+from harness._base._wholetoken import has_token
 from strategies._internal import _phrasing as P
-from strategies._internal._filler import contains_token
 from strategies._internal._literals import CATEGORIES, make_literal
 from strategies._internal._skeleton import DecoyKind, DecoySpec, FactSpec
 
@@ -32,13 +33,13 @@ _OBJECT_CATEGORY = {"migration": "migration", "release": "version", "table": "mi
                     "change": "ticket"}
 
 
+@dataclass(frozen=True, slots=True)
 class Decoy:
     """A rendered decoy: its turns and the ledger literal it deliberately repeats (if any)."""
 
-    __slots__ = ("kind", "turns", "carries")
-
-    def __init__(self, kind: DecoyKind, turns: tuple[Turn, ...], carries: str | None):
-        self.kind, self.turns, self.carries = kind, turns, carries
+    kind: DecoyKind
+    turns: tuple[Turn, ...]
+    carries: str | None
 
 
 def effective_kind(decoy: DecoySpec, spec: FactSpec) -> DecoyKind:
@@ -55,7 +56,7 @@ def effective_kind(decoy: DecoySpec, spec: FactSpec) -> DecoyKind:
 
 def _clear(candidate: str, taken: Collection[str]) -> bool:
     """Neither states a ledger literal nor sits inside one, as a whole token."""
-    return all(candidate != t and not contains_token(candidate, t) and not contains_token(t, candidate)
+    return all(candidate != t and not has_token(candidate, t) and not has_token(t, candidate)
                for t in taken if not t.isdigit())
 
 
@@ -180,4 +181,4 @@ def render(decoy: DecoySpec, spec: FactSpec, taken: Collection[str], index: int)
 
 
 def _clear_except(text: str, taken: Collection[str], carries: str | None) -> bool:
-    return all(t == carries or t.isdigit() or not contains_token(text, t) for t in taken)
+    return all(t == carries or t.isdigit() or not has_token(text, t) for t in taken)

@@ -174,11 +174,7 @@ def _cut_points(skeleton: Skeleton, facts_by_spec: list[tuple[int, int | None]],
 
 def _all_literals(skeleton: Skeleton) -> set[str]:
     """Every literal the plan states (replacements and allowed values included): none may turn up in filler."""
-    out: set[str] = set()
-    for spec in skeleton.facts:
-        out.update(spec.literals)
-        out.update(v for k, v in spec.params if k in ("allowed", "replacement"))
-    return out
+    return {lit for spec in skeleton.facts for lit in spec.stated_literals()}
 
 
 def _schedule_decoy(event: _Event, after_fate: bool, position: int, target: list[_Event], filler: int) -> None:

@@ -22,7 +22,7 @@ from harness._base._model import Role, ToolCall, Turn
 from harness._base._wholetoken import has_token
 from strategies._internal import _worklog as W
 
-__all__ = ["FillerPlan", "filler_units", "pool_texts", "contains_token"]
+__all__ = ["FillerPlan", "filler_units", "pool_texts"]
 
 _POOL_SIZE = 1024
 _CHAT_POOL_SIZE = 768
@@ -52,19 +52,14 @@ def pool_texts() -> Iterable[str]:
     yield from _CALL_NOTES
 
 
-def contains_token(text: str, literal: str) -> bool:
-    """Whether ``literal`` occurs in ``text`` as a whole token, as the oracles count it."""
-    return has_token(text, literal)
-
-
 @functools.lru_cache(maxsize=8192)
 def _entries_with(literal: str) -> tuple[frozenset[int], frozenset[int], frozenset[int]]:
     """Indices of (tool, user, assistant) pool entries that contain ``literal`` as a token."""
     tools, users, assistants = _pools()
     return (
-        frozenset(i for i, (n, a, r) in enumerate(tools) if any(contains_token(x, literal) for x in (n, a, r))),
-        frozenset(i for i, text in enumerate(users) if contains_token(text, literal)),
-        frozenset(i for i, text in enumerate(assistants) if contains_token(text, literal)),
+        frozenset(i for i, (n, a, r) in enumerate(tools) if any(has_token(x, literal) for x in (n, a, r))),
+        frozenset(i for i, text in enumerate(users) if has_token(text, literal)),
+        frozenset(i for i, text in enumerate(assistants) if has_token(text, literal)),
     )
 
 

@@ -1,9 +1,8 @@
 """Realistic obligation literals from Faker, a pure function of (category, seed).
 
-Every literal contains a digit or an underscore. Filler text contains neither
-(see ``_filler``), which is what guarantees that filler never repeats an
-obligation literal by accident: the guarantee is structural, not checked after
-the fact.
+Filler is full of digits and identifiers too, so shape alone does not keep a
+literal out of it: ``_filler`` is given each transcript's literals and skips any
+pooled text holding one as a whole token.
 """
 
 from __future__ import annotations

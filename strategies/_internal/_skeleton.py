@@ -109,6 +109,10 @@ class FactSpec:
     def param(self, key: str, default: str = "") -> str:
         return dict(self.params).get(key, default)
 
+    def stated_literals(self) -> tuple[str, ...]:
+        """Every literal the transcript will state for this fact: its own, an allowed value, a replacement."""
+        return (*self.literals, *(v for k, v in self.params if k in ("allowed", "replacement")))
+
 
 class DecoyKind(StrEnum):
     """What a decoy is: text that looks like an obligation's literal and binds nothing.

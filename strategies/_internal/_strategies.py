@@ -224,15 +224,10 @@ def _check_background(background: Any) -> None:
 
 def _absent_from(background: Any, specs: list[FactSpec], min_facts: int) -> list[FactSpec]:
     """Drop specs with a literal the team's logs already contain: the ledger must stay the only source."""
-    kept = [s for s in specs if not any(background.occurs(lit) for lit in _stated_literals(s))]
+    # A bare number ("3") means nothing alone and is in any log; every other literal must be absent.
+    kept = [s for s in specs if not any(background.occurs(lit) for lit in s.stated_literals() if not lit.isdigit())]
     assume(len(kept) >= min_facts)
     return kept
-
-
-def _stated_literals(spec: FactSpec) -> list[str]:
-    """The literals a spec writes that mean something alone (a bare number does not)."""
-    values = [*spec.literals, *(v for k, v in spec.params if k in ("allowed", "replacement"))]
-    return [v for v in values if not v.isdigit()]
 
 
 def _key_literals(spec: FactSpec) -> set[str]:
