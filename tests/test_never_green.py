@@ -20,6 +20,7 @@ from harness._app._cli import main
 from harness._app._corpus import load_corpus, save_entry
 from harness._base._files import write_atomic
 from tests.test_corpus import _entry
+from tests._proc import harness_crashed
 
 HERE = Path(__file__).parent
 HOSTILE = str(HERE / "fixtures" / "hostile.py")
@@ -30,7 +31,7 @@ QUICK = ["--examples", "3", "--max-turns", "60", "--seed", "0", "--quiet"]
 def _cli(*args, env=None, timeout=300, cwd=None):
     proc = subprocess.run([sys.executable, "-m", "harness", *args], capture_output=True, text=True,
                           timeout=timeout, env={**os.environ, **(env or {})}, cwd=cwd)
-    assert "Traceback" not in proc.stdout + proc.stderr, proc.stdout + proc.stderr
+    assert not harness_crashed(proc.stdout + proc.stderr), proc.stdout + proc.stderr
     return proc
 
 
@@ -340,7 +341,7 @@ def test_killing_the_harness_kills_a_hung_worker_and_keeps_the_corpus_whole(tmp_
         proc.kill()
     if how != "SIGKILL":
         assert proc.returncode == 1, out + err  # interrupted, and what was found is reported
-        assert "distinct violation(s) found" in out and "Traceback" not in out + err
+        assert "distinct violation(s) found" in out and not harness_crashed(out + err)
     deadline = time.monotonic() + 10
     while _alive(worker) and time.monotonic() < deadline:
         time.sleep(0.1)
