@@ -43,3 +43,91 @@ def test_minimize_keeps_pairs_the_predicate_needs():
     pair = transcript.turns[call : call + 2]
     minimal, _ = minimize(transcript, lambda t: all(p in t.turns for p in pair))
     assert minimal.turns == pair
+
+
+# -- the domain minimizer's other moves -----------------------------------------------------------
+
+from harness import ToolCall  # noqa: E402
+from harness._app._minimize import coalesce, ddmin, fact_units, ledger_turns, prefix, shortened  # noqa: E402
+from harness._base._tokens import message_tokens  # noqa: E402
+
+
+def _with_call():
+    turns = (
+        Turn(Role.USER, "filler a"),
+        Turn(Role.USER, "Never use x1."),
+        Turn(Role.ASSISTANT, "filler b"),
+        Turn(Role.ASSISTANT, "calling", (ToolCall("c1", "read", "{}"),)),
+        Turn(Role.TOOL, "result", tool_call_id="c1"),
+        Turn(Role.USER, "filler c"),
+        Turn(Role.USER, "x1 is no longer banned."),
+        Turn(Role.ASSISTANT, "filler d"),
+        Turn(Role.ASSISTANT, "filler e"),
+    )
+    facts = (
+        Fact("A", FactKind.PROHIBITION, ("x1",), 1, Polarity.FORBID, Fate(Status.RETRACTED, 6, "A.r")),
+        Fact("A.r", FactKind.RETRACTION, ("x1",), 6, details=(("target", "A"),)),
+    )
+    return Transcript(turns, facts, (5, 9), seed=3)
+
+
+def test_a_fact_unit_holds_what_ends_it_but_an_ending_does_not_hold_its_target():
+    units = fact_units(_with_call())
+    assert units["A"] == {1, 6}
+    assert units["A.r"] == {6}
+    assert ledger_turns(_with_call()) == {1, 6}
+
+
+def test_coalesce_merges_filler_runs_and_keeps_the_ledger_on_its_turns():
+    t = _with_call()
+    merged, groups = coalesce(t)
+    assert [turn.text for turn in merged.turns][1] == "Never use x1."
+    assert groups == {2: (2, 3, 4, 5), 4: (7, 8)}
+    assert merged.fact("A").origin_turn == 1 and merged.fact("A").fate.turn == 3
+    assert merged.fact("A.r").origin_turn == 3
+    assert "read({})" in merged.turns[2].text and "result" in merged.turns[2].text  # the call's text survives
+    assert not any(turn.tool_calls or turn.tool_call_id for turn in merged.turns)
+    assert merged.compaction_points == (3, 5)  # 5 fell inside the first run: now after it
+    # merging loses no text: the merged turn costs about what its turns did
+    assert abs(sum(message_tokens(t.turns[i]) for i in (2, 3, 4, 5)) - message_tokens(merged.turns[2])) <= 8
+
+
+def test_coalesce_keeps_both_halves_of_a_call_it_is_asked_to_keep():
+    merged, groups = coalesce(_with_call(), frozenset({4}))
+    kept = [turn for turn in merged.turns if turn.tool_call_id == "c1" or turn.tool_calls]
+    assert len(kept) == 2  # the answer was to be kept, so its call stays too
+    assert all(len(group) > 1 for group in groups.values())
+
+
+def test_coalesce_of_a_transcript_without_runs_changes_nothing():
+    t = without_turns(_with_call(), {0, 2, 3, 4, 7})
+    assert coalesce(t) == (t, {})
+
+
+def test_prefix_is_what_a_round_had_seen():
+    t = prefix(_with_call(), 5)
+    assert len(t.turns) == 5 and t.compaction_points == (5,)
+    assert t.fact("A").fate == Fate()  # its retraction had not happened yet
+    assert [f.id for f in t.facts] == ["A"]
+
+
+def test_shortened_cuts_at_a_break_and_never_touches_calls():
+    turn = Turn(Role.USER, "one two three four five six seven eight")
+    half = shortened(turn, 0.5)
+    assert half is not None and turn.text.startswith(half.text) and len(half.text) < len(turn.text)
+    assert not half.text.endswith(" ")
+    assert shortened(turn, 0.0) is None and shortened(turn, 1.0) is None
+    assert shortened(_with_call().turns[3], 0.5) is None
+    assert shortened(_with_call().turns[4], 0.5) is None
+
+
+def test_ddmin_finds_a_pair_and_never_checks_the_whole():
+    checked = []
+
+    def fails(kept):
+        checked.append(tuple(kept))
+        return 3 in kept and 11 in kept
+
+    kept, checks = ddmin(range(20), fails)
+    assert kept == [3, 11]
+    assert checks == len(checked) and tuple(range(20)) not in checked

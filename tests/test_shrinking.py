@@ -37,3 +37,62 @@ def test_threshold_change_shrinks_to_the_fact_and_its_supersession():
     assert threshold.fate.status is Status.SUPERSEDED and threshold.fate.by == change.id
     assert change.origin_turn == threshold.fate.turn == threshold.origin_turn + 1  # fate_delay shrank to 0
     assert change.detail("old") == threshold.literals[1] and change.literals[1] != threshold.literals[1]
+
+
+# -- the domain minimizer on a position-driven failure ---------------------------------------------
+
+import functools  # noqa: E402
+
+from hypothesis import HealthCheck  # noqa: E402
+
+from harness._app._corpus import CorpusSaver  # noqa: E402
+from harness._app._replay import replay_corpus  # noqa: E402
+from harness._app._report import render_text  # noqa: E402
+from harness._app._runner import RunConfig, shrink_transcript  # noqa: E402
+
+TAIL = "harness.summarizers.naive:tail"
+
+
+@functools.cache
+def _long_transcript_with_an_early_prohibition():
+    return find(
+        transcripts(min_turns=2000, max_turns=3000, max_facts=4, facts=facts(kinds=[FactKind.PROHIBITION,
+                                                                                     FactKind.COMMITMENT])),
+        lambda t: len(t.turns) >= 2000
+        and any(f.kind is FactKind.PROHIBITION and f.origin_turn < 200 for f in t.facts),
+        settings=settings(max_examples=200, database=None, suppress_health_check=list(HealthCheck)),
+    )
+
+
+def test_a_tail_compactors_dropped_prohibition_shrinks_to_a_few_turns_that_replay_from_the_corpus(tmp_path):
+    transcript = _long_transcript_with_an_early_prohibition()
+    config = RunConfig(summarizer=TAIL, isolation="inline", quiet=True)
+    saver = CorpusSaver(tmp_path, summarizer=TAIL, budget=config.budget)
+    result = shrink_transcript(transcript, config, on_failure=saver)
+    dropped = [f for f in result.failures if f.fact_kind == "prohibition"]
+    assert dropped, result.failures
+    for failure in dropped:
+        assert failure.original_turns >= 2000
+        assert len(failure.transcript.turns) <= 8
+        assert failure.shrink_stopped is None
+        assert failure.budget <= config.budget
+        assert [f.kind for f in failure.transcript.facts] == [FactKind.PROHIBITION]
+    assert saver.saved == len(result.failures)
+    replayed = replay_corpus(tmp_path, RunConfig(summarizer=TAIL, isolation="inline", quiet=True))
+    assert {o.status for o in replayed.outcomes} == {"failing"}
+    assert {o.entry.budget for o in replayed.outcomes} == {f.budget for f in result.failures}
+
+
+def test_the_report_shows_merged_filler_as_a_token_count_and_the_budget_it_fails_at():
+    transcript = _long_transcript_with_an_early_prohibition()
+    result = shrink_transcript(transcript, RunConfig(summarizer=TAIL, isolation="inline", quiet=True,
+                                                     only=("literal-verbatim",)))
+    (failure,) = result.failures
+    assert failure.elided, "the filler that pushed the prohibition out is one merged turn"
+    index, merged, tokens = failure.elided[0]
+    assert merged > 1 and tokens > 0
+    text = render_text(result)
+    assert f"[{index}] " in text and f"{tokens:,} tokens of unrelated work ({merged} turns" in text
+    assert failure.transcript.turns[index].text[:40] not in text  # elided, not printed
+    if failure.budget != 2000:
+        assert f"fails at budget {failure.budget}" in text

@@ -191,7 +191,8 @@ class CorpusSaver:
     recorded, never fatal.
 
     ``failure`` is anything with ``invariant``, ``fact_kind``, ``transcript`` and
-    ``detail`` (a ``harness._app._runner.Failure``).
+    ``detail`` (a ``harness._app._runner.Failure``), and ``budget`` if shrinking lowered the run's:
+    an entry records the budget its transcript fails at, and replay uses it.
     """
 
     def __init__(self, directory: str | Path | None, *, summarizer: str, budget: int):
@@ -206,8 +207,9 @@ class CorpusSaver:
         """Save ``failure``, found calling the summarizer with ``protocol`` (as the runner resolved it)."""
         if self.directory is None:
             return
-        entry = CorpusEntry(failure.invariant, failure.fact_kind, self.summarizer, protocol, self.budget,
-                            failure.transcript, __version__, self.stamp, failure.detail)
+        entry = CorpusEntry(failure.invariant, failure.fact_kind, self.summarizer, protocol,
+                            getattr(failure, "budget", self.budget), failure.transcript, __version__, self.stamp,
+                            failure.detail)
         try:
             self.saved += save_entry(entry, self.directory)[1]
         except (OSError, HarnessError) as exc:

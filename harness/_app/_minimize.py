@@ -1,24 +1,53 @@
-"""A domain minimizer: delta debugging over a transcript's turns.
+"""Transcript reductions that keep the ledger true: the domain minimizer's moves.
 
-Hypothesis shrinks the skeletons it generated; this reduces any failing
-transcript, including one a user hands in as JSON, to the few turns the
-failure needs. Removing a turn keeps the ledger true: a fact whose origin is
-removed goes, a fact whose fate turn is removed becomes open again.
+Hypothesis shrinks the skeletons it generated; these reduce any failing
+transcript, including one a user hands in as JSON. Each move returns a smaller
+candidate and never decides anything: ``harness._app._shrinking`` asks the
+summarizer whether the candidate still fails.
+
+- ``without_turns``: remove turns. A fact whose origin is removed goes; a fact
+  whose ending turn is removed becomes open again.
+- ``fact_units``: the turns each fact lives in (its origin, the turn that ends
+  it, the facts that end or target it, the results of the calls those turns
+  make), so facts are removed whole, never half a retraction.
+- ``coalesce``: merge each run of turns no fact lives in into one turn of the
+  same text, so a failure that needs 1,800 tokens of unrelated work needs one
+  turn, not 150.
+- ``shortened``: the same turn with the end of its text cut off.
+- ``ddmin``: delta debugging over any list of items.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from typing import TypeVar
 
-from harness._base._model import Fate, Transcript
+from harness._base._model import Fate, Role, Transcript, Turn
 
-__all__ = ["without_turns", "minimize"]
+__all__ = ["without_turns", "prefix", "fact_units", "ledger_turns", "coalesce", "shortened", "ddmin", "minimize"]
+
+T = TypeVar("T")
 
 
 def without_turns(transcript: Transcript, drop: set[int]) -> Transcript:
     """The transcript minus the turns at ``drop``, with the ledger and cut points re-indexed."""
     keep = [i for i in range(len(transcript.turns)) if i not in drop]
-    new_index = {old: new for new, old in enumerate(keep)}
+    return _rebuilt(transcript, [[i] for i in keep], [transcript.turns[i] for i in keep])
+
+
+def prefix(transcript: Transcript, boundary: int) -> Transcript:
+    """The first ``boundary`` turns: what a session had seen when a round at ``boundary`` compacted."""
+    return without_turns(transcript, set(range(boundary, len(transcript.turns))))
+
+
+def _rebuilt(transcript: Transcript, groups: list[list[int]], turns: list[Turn]) -> Transcript:
+    """New turns, the i-th standing for the old turns ``groups[i]``; the ledger follows each fact's
+    turns to the new turn that holds them, and a cut point to the first new turn boundary after it.
+
+    Only a group of one old turn may hold a fact's origin or ending (``coalesce`` keeps those turns
+    alone); a fact whose origin is gone is dropped, one whose ending is gone becomes open.
+    """
+    new_index = {group[0]: new for new, group in enumerate(groups) if len(group) == 1}
     facts = []
     for fact in transcript.facts:
         if fact.origin_turn not in new_index:
@@ -28,37 +57,139 @@ def without_turns(transcript: Transcript, drop: set[int]) -> Transcript:
             fate = Fate(fate.status, new_index[fate.turn], fate.by) if fate.turn in new_index else Fate()
         facts.append(type(fact)(fact.id, fact.kind, fact.literals, new_index[fact.origin_turn], fact.polarity, fate,
                                 fact.details))
-    points = sorted({sum(1 for i in keep if i < p) for p in transcript.compaction_points} - {0})
-    return Transcript(tuple(transcript.turns[i] for i in keep), tuple(facts), tuple(points), transcript.seed)
+    # A boundary p (after old turn p-1) becomes the boundary after every new turn that starts before it.
+    firsts = [group[0] for group in groups]
+    points = sorted({sum(1 for first in firsts if first < p) for p in transcript.compaction_points} - {0})
+    return Transcript(tuple(turns), tuple(facts), tuple(points), transcript.seed)
 
 
-def minimize(
-    transcript: Transcript,
-    still_fails: Callable[[Transcript], bool],
-    *,
-    max_checks: int = 2000,
-    on_check: Callable[[int, int], None] | None = None,
-) -> tuple[Transcript, int]:
-    """The smallest transcript found that ``still_fails``, and how many checks that took.
+def fact_units(transcript: Transcript) -> dict[str, frozenset[int]]:
+    """Per fact, the turns that must go with it: its origin and ending turns, those of every fact that
+    ends or targets it (a retraction, a supersession), and both halves of any tool call among them."""
+    by_id = {f.id: f for f in transcript.facts}
+    linked: dict[str, set[str]] = {f.id: set() for f in transcript.facts}
+    for fact in transcript.facts:
+        for other in (fact.fate.by, fact.detail("target")):
+            if other in by_id and other != fact.id:
+                linked[fact.id].add(other)
+                linked[other].add(fact.id)
+    units = {}
+    for fact in transcript.facts:
+        seen, todo, turns = {fact.id}, [fact.id], set()
+        while todo:
+            f = by_id[todo.pop()]
+            turns.add(f.origin_turn)
+            if f.fate.turn is not None:
+                turns.add(f.fate.turn)
+            for other in linked[f.id] - seen:
+                if by_id[other].detail("target") == f.id or f.fate.by == other:  # what ends it comes along
+                    seen.add(other)
+                    todo.append(other)
+        units[fact.id] = frozenset(_with_call_pairs(transcript, turns))
+    return units
 
-    Classic ddmin over turn indices: try dropping chunks, halving the chunk
-    size when nothing can go, until single turns cannot be dropped.
+
+def ledger_turns(transcript: Transcript) -> frozenset[int]:
+    """Every turn some fact lives in, with both halves of the tool calls among them."""
+    turns: set[int] = set()
+    for unit in fact_units(transcript).values():
+        turns |= unit
+    return frozenset(turns)
+
+
+def _with_call_pairs(transcript: Transcript, turns: set[int]) -> set[int]:
+    """``turns`` plus the answers to the calls they make and the calls their answers answer."""
+    calls = {c.id: i for i, t in enumerate(transcript.turns) for c in t.tool_calls}
+    answers: dict[str, list[int]] = {}
+    for i, t in enumerate(transcript.turns):
+        if t.tool_call_id is not None:
+            answers.setdefault(t.tool_call_id, []).append(i)
+    out = set(turns)
+    for i in turns:
+        turn = transcript.turns[i]
+        for call in turn.tool_calls:
+            out.update(answers.get(call.id, ()))
+        if turn.tool_call_id in calls:
+            out.add(calls[turn.tool_call_id])
+            out.update(answers.get(turn.tool_call_id, ()))
+    return out
+
+
+def coalesce(transcript: Transcript, keep: frozenset[int] = frozenset()) -> tuple[Transcript, dict[int, tuple[int, ...]]]:
+    """Merge every run of two or more turns outside ``keep`` and the ledger's turns into one turn
+    carrying their text.
+
+    Returns the new transcript and, per merged turn's new index, the old turns it stands for.
+    ``keep`` is widened to both halves of every tool call it touches, so no call loses its answer.
+    The merged turn takes the role most of its turns had (a tool result counts as the assistant's
+    work): the text and its length are what a compactor sees; which message said it is not.
     """
-    current = transcript
+    keep = frozenset(_with_call_pairs(transcript, set(keep))) | ledger_turns(transcript)
+    groups: list[list[int]] = []
+    for i in range(len(transcript.turns)):
+        if i in keep or not groups or groups[-1][0] in keep:
+            groups.append([i])
+        else:
+            groups[-1].append(i)
+    turns, merged = [], {}
+    for new, group in enumerate(groups):
+        if len(group) == 1:
+            turns.append(transcript.turns[group[0]])
+            continue
+        parts = [transcript.turns[i] for i in group]
+        turns.append(Turn(_majority_role(parts), "\n\n".join(_as_text(t) for t in parts)))
+        merged[new] = tuple(group)
+    if not merged:
+        return transcript, {}
+    return _rebuilt(transcript, groups, turns), merged
+
+
+def _as_text(turn: Turn) -> str:
+    calls = "".join(f"\n{c.name}({c.arguments})" for c in turn.tool_calls)
+    return turn.text + calls
+
+
+def _majority_role(turns: Sequence[Turn]) -> Role:
+    votes = {Role.USER: 0, Role.ASSISTANT: 0}
+    for t in turns:
+        votes[Role.USER if t.role in (Role.USER, Role.SYSTEM) else Role.ASSISTANT] += 1
+    return Role.USER if votes[Role.USER] > votes[Role.ASSISTANT] else Role.ASSISTANT
+
+
+def shortened(turn: Turn, share: float) -> Turn | None:
+    """``turn`` keeping about ``share`` of its text (cut at a line or word break), or None if that
+    would leave it unchanged or empty. Only for turns without tool calls."""
+    text = turn.text
+    cut = int(len(text) * share)
+    if cut <= 0 or cut >= len(text) or turn.tool_calls or turn.tool_call_id is not None:
+        return None
+    at = max(text.rfind("\n", 0, cut), text.rfind(" ", 0, cut))
+    cut = at if at > 0 else cut
+    return Turn(turn.role, text[:cut].rstrip())
+
+
+def ddmin(items: Sequence[T], still_fails: Callable[[list[T]], bool], *, max_checks: int = 2000,
+          on_check: Callable[[int, int], None] | None = None) -> tuple[list[T], int]:
+    """The smallest sublist found for which ``still_fails`` holds, and how many checks that took.
+
+    Classic delta debugging: try dropping chunks, halving the chunk size when
+    nothing can go, until no single item can be dropped. ``items`` itself is
+    assumed to fail and is never checked.
+    """
+    current = list(items)
     checks = 0
     chunks = 2
-    while len(current.turns) > 1 and checks < max_checks:
-        n = len(current.turns)
+    while len(current) > 1 and checks < max_checks:
+        n = len(current)
         size = max(1, n // chunks)
         removed = False
         for start in range(0, n, size):
-            drop = set(range(start, min(n, start + size)))
-            if len(drop) == n:
+            if size >= n:
                 continue
-            candidate = without_turns(current, drop)
+            candidate = current[:start] + current[start + size:]
             checks += 1
             if on_check is not None:
-                on_check(checks, len(current.turns))
+                on_check(checks, n)
             if still_fails(candidate):
                 current = candidate
                 chunks = max(chunks - 1, 2)
@@ -71,3 +202,15 @@ def minimize(
                 break
             chunks = min(n, chunks * 2)
     return current, checks
+
+
+def minimize(transcript: Transcript, still_fails: Callable[[Transcript], bool], *, max_checks: int = 2000,
+             on_check: Callable[[int, int], None] | None = None) -> tuple[Transcript, int]:
+    """ddmin over a transcript's turns: the smallest failing transcript found, and the checks it took."""
+    n = len(transcript.turns)
+
+    def fails(kept: list[int]) -> bool:
+        return still_fails(without_turns(transcript, set(range(n)) - set(kept)))
+
+    kept, checks = ddmin(range(n), fails, max_checks=max_checks, on_check=on_check)
+    return without_turns(transcript, set(range(n)) - set(kept)), checks

@@ -52,6 +52,13 @@ def _clip(text: str, limit: int = 110) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def _stopped(reason: str) -> str:
+    """Why shrinking stopped, as a reader wants it: a spent allowance of calls is "shrunk within N calls"."""
+    if reason.startswith("--shrink-calls "):
+        return f"shrunk within {reason.split()[1]} calls (--shrink-calls)"
+    return f"shrinking stopped early ({reason})"
+
+
 def _failure_block(result: RunResult, f: Failure) -> list[str]:
     t = f.transcript
     where = f"compaction {f.round + 1}, after turn {f.boundary}" if f.round is not None else "across the session"
@@ -63,11 +70,19 @@ def _failure_block(result: RunResult, f: Failure) -> list[str]:
         lines.append(f"  expected: {_clip(f.expected)}")
     if f.found:
         lines.append(f"  context had: {_clip(f.found)}")
-    lines.append(f"  minimal transcript: {len(t.turns)} turns (from {f.original_turns}), {len(t.facts)} facts, "
+    at_budget = "" if f.budget == result.config.budget else \
+        f", fails at budget {f.budget} (the run's {result.config.budget}, lowered while shrinking; at the run's budget it needs more filler)"
+    lines.append(f"  minimal transcript: {len(t.turns)} turns (from {f.original_turns}), {len(t.facts)} facts{at_budget}, "
                  f"shrunk in {f.shrink_checks} checks, {f.shrink_calls} new summarizer calls")
     if f.shrink_stopped:
-        lines.append(f"  shrinking stopped early ({f.shrink_stopped}): the smallest failing transcript found so far")
+        lines.append(f"  {_stopped(f.shrink_stopped)}: the smallest failing transcript found so far")
+    elided = {index: (merged, tokens) for index, merged, tokens in f.elided}
     for i, turn in enumerate(t.turns[:12]):
+        if i in elided:
+            merged, tokens = elided[i]
+            lines.append(f"    [{i}] {turn.role.value}: … {tokens:,} tokens of unrelated work ({merged} turns no "
+                         f"obligation is in, merged)")
+            continue
         calls = "".join(f" [call {c.name} id={c.id}]" for c in turn.tool_calls)
         answer = f" [result for {turn.tool_call_id}]" if turn.tool_call_id else ""
         lines.append(f"    [{i}] {turn.role.value}: {_clip(turn.text, 90)}{calls}{answer}")
@@ -78,7 +93,7 @@ def _failure_block(result: RunResult, f: Failure) -> list[str]:
                      f"(turn {fact.origin_turn}, {fact.fate.status.value})")
     if f.context:
         summary = " / ".join(m.get("content") or "" for m in f.context["messages"])
-        lines.append(f"  summarizer returned: {_clip(summary, 200)}")
+        lines.append(f"  summarizer returned: {_clip(summary, 200) if summary.strip() else '(no text at all)'}")
     lines.append(f"  reproduce: {reproduce_command(result, only=f.invariant)}")
     return lines
 
@@ -140,6 +155,7 @@ def report_dict(result: RunResult) -> dict[str, Any]:
         "seed": result.seed,
         "examples_run": result.examples_run,
         "summarizer_calls": result.summarizer_calls,
+        "first_failure_calls": result.first_failure_calls,
         "cache_hits": result.cache_hits,
         "violations": [
             {
@@ -148,6 +164,9 @@ def report_dict(result: RunResult) -> dict[str, Any]:
                 "fact_kind": f.fact_kind,
                 "fact_id": f.fact_id,
                 "minimal_turns": len(f.transcript.turns),
+                "budget": f.budget,
+                "elided": [{"turn": index, "merged_turns": merged, "tokens": tokens}
+                           for index, merged, tokens in f.elided],
                 "original_turns": f.original_turns,
                 "shrink_checks": f.shrink_checks,
                 "shrink_summarizer_calls": f.shrink_calls,

@@ -1,14 +1,14 @@
 """The main job: generate transcripts, run sessions, collect, shrink and report failures.
 
-Hypothesis drives generation and shrinks the skeleton of whichever failure it
-is chasing; every distinct failure (one per invariant and fact kind) is then
-reduced further by the domain minimizer through the call cache.
+Hypothesis drives generation; every distinct failure (one per invariant and
+fact kind) is then reduced by the domain minimizer through the call cache.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import functools
+import math
 import random
 import secrets
 import statistics
@@ -30,7 +30,7 @@ from harness._app._adapters import Summarizer
 from harness._app._cache import CallCache
 from harness._app._judging import Evaluation, StopJudging, Violation, judge_session
 from harness._app._loading import load_callable, load_rules
-from harness._app._minimize import minimize
+from harness._app._shrinking import Shrinker
 from harness._app._progress import Progress
 from harness._app._redact import Redactor
 from harness._app._worker import DEFAULT_LOAD_TIMEOUT
@@ -45,10 +45,15 @@ __all__ = ["RunConfig", "Failure", "InfraFailure", "RunResult", "Evaluation", "e
            "open_summarizer"]
 
 #: New summarizer calls one failure's shrinking may make before it reports the smallest transcript so far.
-DEFAULT_SHRINK_CALLS = 1000
+#: Most failures shrink in a few dozen (benchmarks/shrink_quality.py); this bounds the few that do not.
+DEFAULT_SHRINK_CALLS = 400
 #: Timeouts one failure's shrinking may meet before it stops (each costs a whole --timeout).
 SHRINK_TIMEOUTS = 3
-#: The share of a failure's shrink calls the skeleton pass may spend: the rest is kept for ddmin,
+#: Exploration's first stage: this share of --examples, as transcripts of at most QUICK_MAX_TURNS turns
+#: with at least three facts each (see _exploration).
+QUICK_SHARE = 0.25
+QUICK_MAX_TURNS = 80
+#: With --database, the share of a failure's shrink calls the skeleton pass may spend: the rest is kept for ddmin,
 #: which removes single turns (a skeleton never shrinks below the strategy's min_turns).
 SKELETON_PASS_SHARE = 0.6
 
@@ -91,6 +96,8 @@ class Failure:
 
     ``shrink_stopped`` says why shrinking ended early (a budget, an interrupt),
     in which case ``transcript`` is the smallest failing one found until then.
+    ``budget`` is the budget that transcript fails at; ``elided`` names its
+    turns that are merged unrelated work, which a report shows as a token count.
     """
 
     invariant: str
@@ -108,6 +115,8 @@ class Failure:
     shrink_checks: int
     shrink_calls: int = 0
     shrink_stopped: str | None = None
+    budget: int = 2000  # the budget the minimal transcript fails at (shrinking may lower the run's)
+    elided: tuple[tuple[int, int, int], ...] = ()  # merged filler: (turn index, source turns, tokens)
 
     @property
     def key(self) -> tuple[str, str | None]:
@@ -141,6 +150,7 @@ class RunResult:
     incomplete: str | None = None
     cache_discarded: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
+    first_failure_calls: int | None = None  # summarizer calls made when the first violation was seen
 
     @property
     def exit_code(self) -> int:
@@ -286,6 +296,19 @@ def _skeletons(config: RunConfig, background: Background | None):
     return skeletons(min_turns=low, max_turns=config.max_turns, max_facts=8, background=background)
 
 
+def _exploration(config: RunConfig, background: Background | None) -> list[tuple[Any, int]]:
+    """The stages of exploration, as (strategy, examples): first a share of short transcripts dense
+    with facts, which show most failures in a few calls each; then the whole ``--max-turns`` range,
+    for what only a long session exposes. Each stage is seeded from the run's seed."""
+    full = _skeletons(config, background)
+    quick = math.ceil(config.examples * QUICK_SHARE) if config.examples >= 4 else 0
+    if quick == 0 or config.max_turns <= QUICK_MAX_TURNS:
+        return [(full, config.examples)]
+    low = min(config.min_turns, QUICK_MAX_TURNS)
+    dense = skeletons(min_turns=low, max_turns=QUICK_MAX_TURNS, min_facts=3, max_facts=8, background=background)
+    return [(dense, quick), (full, config.examples - quick)]
+
+
 def _hypothesis_settings(examples: int, phases, database: str | None = None) -> settings:
     db = DirectoryBasedExampleDatabase(database) if database else None
     if db is not None:
@@ -294,86 +317,60 @@ def _hypothesis_settings(examples: int, phases, database: str | None = None) -> 
                     verbosity=Verbosity.quiet, suppress_health_check=list(HealthCheck), print_blob=False)
 
 
-class _Best:
-    """The smallest failing transcript seen so far for one failure, with its violation."""
-
-    def __init__(self, key, transcript: Transcript, violation: Violation):
-        self.key = key
-        self.transcript = transcript
-        self.violation = violation
-
-    def offer(self, transcript: Transcript, ev: Evaluation) -> bool:
-        """Whether ``transcript`` still fails; keeps it if it is no larger than the best so far."""
-        violation = ev.violations.get(self.key)
-        if violation is None:
-            return False
-        if len(transcript.turns) <= len(self.transcript.turns):
-            self.transcript, self.violation = transcript, violation
-        return True
-
-
 def _shrink_failure(key, first: Transcript, violation: Violation, summarizer: Summarizer, config: RunConfig,
                     chosen, budget: _Budget, progress: Progress, label: str,
                     skeleton_pass: Callable[[Callable[[Transcript], bool]], None] | None = None) -> Failure:
-    """Shrink one failure as far as its budget allows; always returns it, shrunk or not.
+    """Shrink one failure as far as its allowance of calls goes; always returns it, shrunk or not.
 
-    First (for generated failures) Hypothesis shrinks the skeleton, then
-    compaction is pinned where it fired, then ddmin removes turns. Every
-    failing candidate is remembered, so an interrupt or a spent budget still
-    reports the smallest transcript found until then.
+    With ``--database``, Hypothesis first shrinks the skeleton (see
+    ``harness._app._shrinking`` for why only then); the domain minimizer does
+    the rest. Every failing candidate is remembered, so an interrupt or a spent
+    allowance still reports the smallest transcript found until then.
     """
-    best = _Best(key, first, violation)
     summarize = budget.metered(summarizer)
-    checks = 0
     budget.start_shrinking()
 
-    def still_fails(candidate: Transcript) -> bool:
-        nonlocal checks
-        checks += 1
-        progress.note(f"{label}: {len(best.transcript.turns)} turns after {checks} checks, "
-                      f"{budget.shrink_calls()} new summarizer calls")
-        ev = evaluate(candidate, summarize, config, chosen, until=key)
-        fails = best.offer(candidate, ev)
-        if ev.stopped:
-            raise StopJudging
-        return fails
+    def judge(candidate: Transcript, at_budget: int) -> Evaluation:
+        run_config = config if at_budget == config.budget else dataclasses.replace(config, budget=at_budget)
+        return evaluate(candidate, summarize, run_config, chosen, until=key)
 
+    def on_check(checks: int, best: Transcript) -> None:
+        progress.note(f"{label}: {len(best.turns)} turns after {checks} checks, "
+                      f"{budget.shrink_calls()} new summarizer calls")
+
+    shrinker = Shrinker(key, first, violation, config.budget, judge, counter=_counter(config.token_counter),
+                        on_check=on_check)
     stopped = None
     try:
         if skeleton_pass is not None:
             budget.cap_phase(int(config.shrink_calls * SKELETON_PASS_SHARE))
             try:
-                skeleton_pass(still_fails)
+                skeleton_pass(shrinker.still_fails)
             except StopJudging:
                 if not budget.phase_spent():
                     raise
             finally:
                 budget.cap_phase(None)
-        # Pin compaction where it fired, so removing filler does not stop the budget trigger from firing.
-        ev = evaluate(best.transcript, summarize, config, chosen, until=key)
-        if ev.stopped:
-            raise StopJudging
-        points = tuple(sorted(set(ev.boundaries) | set(best.transcript.compaction_points)))
-        still_fails(dataclasses.replace(best.transcript, compaction_points=points))
-        minimize(best.transcript, still_fails)
+        shrinker.shrink()
     except StopJudging:
         stopped = budget.check() or "stopped"
     except KeyboardInterrupt:
         budget.interrupt()
         stopped = budget.stopped
-    finding, rnd, boundary, context = best.violation
+    shrunk = shrinker.result()
+    finding, rnd, boundary, context = shrunk.violation
     return Failure(finding.invariant, finding.severity.value, finding.fact_kind, finding.fact_id, finding.detail,
-                   finding.expected, finding.found, best.transcript, rnd, boundary, context, len(first.turns),
-                   checks, budget.shrink_calls(), stopped)
+                   finding.expected, finding.found, shrunk.transcript, rnd, boundary, context, len(first.turns),
+                   shrunk.checks, budget.shrink_calls(), stopped, shrunk.budget, shrunk.elided)
 
 
 def run(config: RunConfig, *, on_failure: Callable[[Failure, str], None] | None = None) -> RunResult:
     """The ``run`` command as a function: returns everything the report needs.
 
-    Three passes, all reproducible from the seed: explore ``examples``
-    transcripts; for each distinct failure, let Hypothesis regenerate the same
-    sequence (same seed) and shrink the skeleton of its first occurrence; then
-    delta-debug the expanded transcript's turns. ``on_failure`` receives each
+    All reproducible from the seed: explore ``examples`` transcripts (short,
+    dense ones first, see ``_exploration``); then shrink each distinct failure
+    from its first occurrence with the domain minimizer (``harness._app._shrinking``;
+    with ``--database``, Hypothesis shrinks the skeleton first). ``on_failure`` receives each
     failure, and the protocol the summarizer was called with, as soon as it is
     final (the CLI saves it to the corpus then, so a run killed later loses
     nothing already shrunk). ``--max-time`` or an interrupt ends exploration
@@ -388,6 +385,7 @@ def run(config: RunConfig, *, on_failure: Callable[[Failure, str], None] | None 
     degradations: dict[str, int] = {}
     turns: list[int] = []
     rounds = [0]
+    first_failure_calls: list[int | None] = [None]
     background = load_background(config.background) if config.background else None  # bad logs fail before any call
     strategy = _skeletons(config, background)
 
@@ -403,6 +401,8 @@ def run(config: RunConfig, *, on_failure: Callable[[Failure, str], None] | None 
             ev = evaluate(transcript, summarize, config, chosen)
             for key, violation in ev.violations.items():
                 first_seen.setdefault(key, (transcript, violation))
+            if first_seen and first_failure_calls[0] is None:
+                first_failure_calls[0] = summarizer.calls
             if ev.stopped:
                 raise StopJudging
             turns.append(len(transcript.turns))
@@ -416,13 +416,19 @@ def run(config: RunConfig, *, on_failure: Callable[[Failure, str], None] | None 
                 raise StopJudging
             return False
 
-        try:
-            find(strategy, explore, settings=_hypothesis_settings(config.examples, [Phase.generate]),
-                 random=random.Random(run_seed))
-        except (NoSuchExample, Unsatisfiable, StopJudging):
-            pass
-        except KeyboardInterrupt:
-            budget.interrupt()
+        for stage, (stage_strategy, examples) in enumerate(_exploration(config, background)):
+            if budget.check() is not None:
+                break
+            try:
+                find(stage_strategy, explore, settings=_hypothesis_settings(examples, [Phase.generate]),
+                     random=random.Random(run_seed if stage == 0 else f"{run_seed}/{stage}"))
+            except (NoSuchExample, Unsatisfiable):
+                pass
+            except StopJudging:
+                break
+            except KeyboardInterrupt:
+                budget.interrupt()
+                break
         budget.check()
         incomplete = budget.stopped
         if incomplete is None and turns and not rounds[0] and not infra:
@@ -451,7 +457,7 @@ def run(config: RunConfig, *, on_failure: Callable[[Failure, str], None] | None 
             label = f"shrinking failure {n}/{len(ordered)}: {key[0]} ({key[1] or 'no fact'})"
             progress.message(f"{label}, first seen in {len(first.turns)} turns")
             failure = _shrink_failure(key, first, violation, summarizer, config, chosen, budget, progress, label,
-                                      skeleton_pass_for(key))
+                                      skeleton_pass_for(key) if config.database else None)
             failures.append(failure)
             if on_failure is not None:
                 on_failure(failure, summarizer.protocol)
@@ -459,7 +465,7 @@ def run(config: RunConfig, *, on_failure: Callable[[Failure, str], None] | None 
 
     return RunResult(config, run_seed, summarizer.protocol, len(turns), summarizer.calls, summarizer.cache.hits,
                      tuple(failures), degradations, tuple(infra), tuple(turns), incomplete,
-                     tuple(summarizer.cache.discarded), kind_warnings(chosen))
+                     tuple(summarizer.cache.discarded), kind_warnings(chosen), first_failure_calls[0])
 
 
 def shrink_transcript(transcript: Transcript, config: RunConfig, *,

@@ -1,0 +1,287 @@
+"""Shrinking one failure cheaply: the domain minimizer's moves, in the order that costs fewest calls.
+
+Every check replays a session through the summarizer, and with a model behind
+it each call costs seconds and money, so the order of the moves matters more
+than their cleverness. Moves that keep every request the session makes the
+same come first (they are answered by the call cache for free); then moves
+that make the transcript small in one step (one fact, filler coalesced); only
+then the budget and delta debugging, by which point each check costs a call or
+two.
+
+What belongs where (the issue asked us to decide):
+
+- The *skeleton* (Hypothesis) can shrink only what it generated: how many
+  facts, of which kinds, how many turns and decoys. It cannot tie the amount of
+  filler to the budget, and each of its attempts regenerates a transcript the
+  summarizer has never seen, so on a position-driven failure it spends hundreds
+  of full sessions to remove a few turns. It runs only with ``--database``,
+  where what it shrinks is kept for the next run.
+- The *budget* is not part of the skeleton: exploration tests the budget the
+  team runs with. Lowering it belongs to shrinking, because a failure that needs
+  2,000 tokens of unrelated work at a budget of 2,000 usually needs 200 at a
+  budget of 200, and only the domain minimizer can move the two together
+  (coalesce the filler, lower the budget, then cut the filler to what is
+  still needed). The minimal transcript is reported and saved with the budget
+  it fails at, and replay uses that budget.
+- Facts are removed as units (``fact_units``), the single-fact transcript
+  first: most failures are about one obligation, and ddmin over turns would
+  otherwise spend checks discovering that a retraction needs its target.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from harness._base._model import Transcript, Turn
+from harness._base._tokens import TokenCounter, count_tokens, message_tokens
+from harness._app._judging import Evaluation, StopJudging, Violation
+from harness._app._minimize import coalesce, ddmin, fact_units, ledger_turns, minimize, prefix, shortened, without_turns
+
+__all__ = ["MIN_SHRUNK_BUDGET", "Shrunk", "Shrinker"]
+
+#: The lowest budget shrinking tries. It never goes below twice what the remaining obligations'
+#: own turns take, either, so a summarizer always had room to keep them.
+MIN_SHRUNK_BUDGET = 100
+
+
+#: Above this many turns after plain delta debugging, try removals that lower the budget with them,
+#: at most this many checks (a guess at the compactor's token count: worth a few calls, not hundreds).
+COMPENSATE_ABOVE = 4
+COMPENSATED_CHECKS = 40
+
+
+@dataclass(frozen=True, slots=True)
+class Shrunk:
+    """The smallest failing transcript found, the budget it fails at, and which of its turns are
+    merged filler: (turn index, source turns merged into it, its tokens)."""
+
+    transcript: Transcript
+    budget: int
+    violation: Violation
+    elided: tuple[tuple[int, int, int], ...]
+    checks: int
+
+
+class Shrinker:
+    """Shrinks one failure, identified by its (invariant, fact kind) key.
+
+    ``judge(transcript, budget)`` runs and judges a session (stopping at the
+    round that shows ``key``, as the caller arranges); it may raise
+    ``StopJudging`` when the caller's allowance is spent, which ends
+    ``shrink`` with the best transcript so far kept in ``result()``.
+    """
+
+    def __init__(self, key: tuple[str, str | None], first: Transcript, violation: Violation, budget: int,
+                 judge: Callable[[Transcript, int], Evaluation], *, counter: TokenCounter = count_tokens,
+                 on_check: Callable[[int, Transcript], None] | None = None):
+        self.key = key
+        self._judge = judge
+        self._counter = counter
+        self._on_check = on_check
+        self._seen: dict[tuple[Transcript, int], Evaluation] = {}
+        self._merged: dict[Turn, int] = {}  # merged filler turn -> how many source turns it stands for
+        self.transcript, self.violation, self.budget = first, violation, budget
+        self._run_budget = budget
+        self.checks = 0
+
+    # -- checking ---------------------------------------------------------------------------------
+
+    def evaluate(self, transcript: Transcript, budget: int | None = None) -> Evaluation:
+        """The session's evaluation, computed once per (transcript, budget)."""
+        budget = self.budget if budget is None else budget
+        memo = (transcript, budget)
+        if memo not in self._seen:
+            self.checks += 1
+            if self._on_check is not None:
+                self._on_check(self.checks, self.transcript)
+            ev = self._judge(transcript, budget)
+            if ev.stopped:
+                raise StopJudging
+            self._seen[memo] = ev
+        return self._seen[memo]
+
+    def still_fails(self, transcript: Transcript, budget: int | None = None) -> bool:
+        """Whether ``transcript`` (at ``budget``) still shows the violation; if so and it is no larger
+        than the best so far, it becomes the best."""
+        budget = self.budget if budget is None else budget
+        violation = self.evaluate(transcript, budget).violations.get(self.key)
+        if violation is None:
+            return False
+        if _size(transcript) <= _size(self.transcript) and budget <= self.budget:
+            self.transcript, self.violation, self.budget = transcript, violation, budget
+        return True
+
+    def result(self) -> Shrunk:
+        elided = tuple((i, self._merged[t], message_tokens(t, self._counter))
+                       for i, t in enumerate(self.transcript.turns) if t in self._merged)
+        return Shrunk(self.transcript, self.budget, self.violation, elided, self.checks)
+
+    # -- the moves, cheapest first ---------------------------------------------------------------
+
+    def shrink(self) -> None:
+        """Apply every move once, then the cheap ones again on what delta debugging left."""
+        self._cut_after_failure()
+        self._coalesce()  # before pinning: the turns either side of a pin would have to stay unmerged
+        self._pin_compactions()
+        self._lower_budget()  # before dropping facts: at a lower budget the filler alone pushes hard enough
+        self._one_fact()
+        self._lower_budget()
+        self._drop_facts()
+        for _ in range(2):
+            before = self.transcript
+            self._pin_compactions()
+            self._drop_turns()
+            if len(self.transcript.turns) > COMPENSATE_ABOVE:
+                self._drop_turns_with_budget()
+            self._coalesce()
+            self._lower_budget()
+            self._trim_merged()
+            if self.transcript is before:
+                break
+        self._restore_budget()
+
+    def _cut_after_failure(self) -> None:
+        """Turns after the round that showed the violation cannot matter to it: every request up to
+        that round is unchanged, so this check is answered from the call cache."""
+        boundary = self.violation[2]
+        if boundary is not None and boundary < len(self.transcript.turns):
+            self.still_fails(prefix(self.transcript, boundary))
+
+    def _pin_compactions(self) -> None:
+        """Make the rounds that fired into cut points, so removing text before a round does not stop
+        it from firing (the requests stay the same: the cache answers)."""
+        ev = self.evaluate(self.transcript)
+        points = tuple(sorted(set(ev.boundaries) | set(self.transcript.compaction_points)))
+        if points != self.transcript.compaction_points:
+            self.still_fails(dataclasses.replace(self.transcript, compaction_points=points))
+
+    def _one_fact(self) -> None:
+        """The failing fact alone: first with nothing before it and the filler merged, then with the
+        filler before it too, then unmerged."""
+        fact_id = self.violation[0].fact_id
+        units = fact_units(self.transcript)
+        if fact_id not in units:
+            return
+        unit = units[fact_id]
+        others = set().union(*(u for f, u in units.items() if f != fact_id)) - unit
+        alone = without_turns(self.transcript, others)
+        start = min(unit)
+        before = set(range(start)) - unit
+        candidates = [without_turns(self.transcript, others | before), alone]
+        for candidate in candidates:
+            merged = self._merged_version(candidate)
+            if merged is not None and self.still_fails(merged):
+                return
+        if len(units) > 1:
+            self.still_fails(alone)
+
+    def _merged_version(self, transcript: Transcript, keep: frozenset[int] = frozenset()) -> Transcript | None:
+        """``transcript`` with its filler runs merged (None if there is none), remembering how many
+        source turns each merged turn stands for (a merged turn merged again counts its own)."""
+        merged, groups = coalesce(transcript, keep)
+        for index, group in groups.items():
+            self._merged[merged.turns[index]] = sum(self._merged.get(transcript.turns[i], 1) for i in group)
+        return merged if groups else None
+
+    def _coalesce(self) -> None:
+        """Merge the filler runs; if the failure needs some turn at a cut point (a tool call cut from
+        its answer), merge again keeping the turns either side of every cut point."""
+        transcript = self.transcript
+        n = len(transcript.turns)
+        around = frozenset(i for p in transcript.compaction_points for i in (p - 1, p) if 0 <= i < n)
+        for keep in (frozenset(), around):
+            merged = self._merged_version(transcript, keep)
+            if merged is None:
+                return
+            if self.still_fails(merged):
+                return
+            capped = self._capped(merged, self.budget // 2)  # merged work larger than the budget changes when rounds fire
+            if capped is not None and self.still_fails(capped):
+                return
+
+    def _capped(self, transcript: Transcript, tokens: int) -> Transcript | None:
+        """``transcript`` with each merged turn cut to about ``tokens`` (None if none is longer)."""
+        turns, changed = list(transcript.turns), False
+        for i, turn in enumerate(turns):
+            size = message_tokens(turn, self._counter)
+            if turn in self._merged and size > tokens:
+                shorter = shortened(turn, tokens / size)
+                if shorter is not None:
+                    self._merged[shorter] = self._merged[turn]
+                    turns[i], changed = shorter, True
+        return dataclasses.replace(transcript, turns=tuple(turns)) if changed else None
+
+    def _lower_budget(self) -> None:
+        """Halve the budget while the failure still shows, down to ``MIN_SHRUNK_BUDGET`` and never below
+        twice the tokens of the obligations' own turns."""
+        floor = self._budget_floor()
+        while self.budget // 2 >= floor and self.still_fails(self.transcript, self.budget // 2):
+            pass
+
+    def _restore_budget(self) -> None:
+        """Report the run's own budget if the minimal transcript fails at it too: a lower budget in
+        the report should mean the failure needs it (the filler it takes to push a fact out)."""
+        if self.budget == self._run_budget:
+            return
+        violation = self.evaluate(self.transcript, self._run_budget).violations.get(self.key)
+        if violation is not None:
+            self.violation, self.budget = violation, self._run_budget
+
+    def _budget_floor(self) -> int:
+        return max(MIN_SHRUNK_BUDGET, 2 * sum(message_tokens(self.transcript.turns[i], self._counter)
+                                              for i in ledger_turns(self.transcript)))
+
+    def _trim_merged(self) -> None:
+        """Halve each merged turn's text while the failure still shows: at a lower budget, less
+        unrelated work pushes an obligation out."""
+        for index in sorted(range(len(self.transcript.turns)), key=lambda i: -len(self.transcript.turns[i].text)):
+            while (turn := self.transcript.turns[index]) in self._merged:
+                shorter = shortened(turn, 0.5)
+                if shorter is None:
+                    break
+                self._merged[shorter] = self._merged[turn]
+                turns = self.transcript.turns[:index] + (shorter,) + self.transcript.turns[index + 1:]
+                if not self.still_fails(dataclasses.replace(self.transcript, turns=turns)):
+                    break
+
+    def _drop_facts(self) -> None:
+        """ddmin over whole facts (a fact with what ends it), before ddmin over single turns."""
+        units = fact_units(self.transcript)
+        if len(units) < 2:
+            return
+        base = self.transcript
+        every = set().union(*units.values())
+
+        def fails(kept: list[str]) -> bool:
+            keep = set().union(*(units[f] for f in kept)) if kept else set()
+            return self.still_fails(without_turns(base, every - keep))
+
+        ddmin(sorted(units), fails)
+
+    def _drop_turns(self) -> None:
+        minimize(self.transcript, self.still_fails)
+
+    def _drop_turns_with_budget(self) -> None:
+        """ddmin over the turns no fact lives in, each removal lowering the budget by what the removed
+        turns cost: a compactor that keeps a window of the newest (or oldest) tokens then cuts at the
+        same place in what is left, so a failure that depends on exactly where the window ends (a tool
+        call cut from its answer) survives the removal. Counted with our token counter, so the cut
+        moves by the difference between its count and the compactor's: close, not exact."""
+        base, budget = self.transcript, self.budget
+        ledger = ledger_turns(base)
+        free = [i for i in range(len(base.turns)) if i not in ledger]
+        floor = self._budget_floor()
+
+        def fails(kept: list[int]) -> bool:
+            dropped = set(free) - set(kept)
+            lower = budget - sum(message_tokens(base.turns[i], self._counter) for i in dropped)
+            return lower >= floor and self.still_fails(without_turns(base, dropped), lower)
+
+        if len(free) > 1:
+            ddmin(free, fails, max_checks=COMPENSATED_CHECKS)
+
+
+def _size(transcript: Transcript) -> tuple[int, int]:
+    return len(transcript.turns), sum(len(t.text) for t in transcript.turns)
