@@ -42,6 +42,7 @@ def test_threshold_change_shrinks_to_the_fact_and_its_supersession():
 # -- the domain minimizer on a position-driven failure ---------------------------------------------
 
 import functools  # noqa: E402
+import json  # noqa: E402
 
 from hypothesis import HealthCheck  # noqa: E402
 
@@ -96,3 +97,19 @@ def test_the_report_shows_merged_filler_as_a_token_count_and_the_budget_it_fails
     assert failure.transcript.turns[index].text[:40] not in text  # elided, not printed
     if failure.budget != 2000:
         assert f"fails at budget {failure.budget}" in text
+
+
+def test_shrink_given_a_corpus_entry_uses_the_budget_the_entry_fails_at(tmp_path, capsys):
+    from harness._app._cli import main
+
+    transcript = _long_transcript_with_an_early_prohibition()
+    saver = CorpusSaver(tmp_path, summarizer=TAIL, budget=2000)
+    shrink_transcript(transcript, RunConfig(summarizer=TAIL, isolation="inline", quiet=True,
+                                            only=("literal-verbatim",)), on_failure=saver)
+    (entry,) = tmp_path.glob("*.json")
+    saved = json.loads(entry.read_text())
+    assert saved["budget"] < 2000  # shrinking lowered it: the filler that pushes the fact out is short
+    code = main(["shrink", str(entry), "--summarizer", TAIL, "--inline", "--quiet", "--only", "literal-verbatim"])
+    out = capsys.readouterr().out
+    assert code == 1, out
+    assert f"--budget {saved['budget']}" in out  # the reproduce line names the entry's budget

@@ -34,7 +34,7 @@ from harness._app._redact import Redactor
 from harness._app._worker import DEFAULT_LOAD_TIMEOUT
 from harness._app._replay import replay_corpus
 from harness._app._report import audit_report, printable, render_text, write_json
-from harness._app._runner import DEFAULT_SHRINK_CALLS, RunConfig, RunResult, checked_counter, run, shrink_transcript
+from harness._app._runner import DEFAULT_BUDGET, DEFAULT_SHRINK_CALLS, RunConfig, RunResult, checked_counter, run, shrink_transcript
 from oracles import DEFAULT_RULES, registered, select
 
 __all__ = ["main", "DEFAULT_SUMMARIZER"]
@@ -117,8 +117,9 @@ def _add_summarizer_options(p: argparse.ArgumentParser, *, required: bool) -> No
                    metavar="SPEC", help="module:function or path/to/file.py:function"
                    + ("" if required else f" (default: the bundled example, {DEFAULT_SUMMARIZER})"))
     _add_call_options(p)
-    p.add_argument("--budget", type=_whole_number("--budget"), default=2000, metavar="TOKENS",
-                   help="token budget of the context; compaction fires at 80%% of it (default 2000)")
+    p.add_argument("--budget", type=_whole_number("--budget"), default=None, metavar="TOKENS",
+                   help="token budget of the context; compaction fires at 80%% of it (default 2000; for shrink "
+                        "given a corpus entry, the budget the entry records)")
     p.add_argument("--only", type=_ids, default=None, metavar="ID,...", help="run only these oracles")
     p.add_argument("--skip", type=_ids, default=(), metavar="ID,...", help="skip these oracles")
     p.add_argument("--stop-on-error", action="store_true", help="stop at the first summarizer failure")
@@ -214,7 +215,8 @@ def _config(args, **extra) -> RunConfig:
                   max_result_chars=args.max_result_chars, summarizer_version=args.summarizer_version,
                   redact_env=tuple(args.redact_env), rules=args.rules, extend=tuple(args.extend))
     if args.command != "replay":
-        common.update(budget=args.budget, only=args.only, skip=args.skip, stop_on_error=args.stop_on_error,
+        common.update(budget=DEFAULT_BUDGET if args.budget is None else args.budget, only=args.only, skip=args.skip,
+                      stop_on_error=args.stop_on_error,
                       token_counter=args.token_counter, max_time=args.max_time, shrink_calls=args.shrink_calls)
     return RunConfig(**common, **extra)
 
@@ -321,7 +323,10 @@ def _corpus(args) -> int:
 def _shrink(args) -> int:
     data = read_json_file(args.file, max_mb=args.max_file_mb)
     if isinstance(data, dict) and "invariant" in data and "transcript" in data:  # a corpus entry: its transcript
-        transcript = entry_from_dict(data, source=args.file).transcript
+        entry = entry_from_dict(data, source=args.file)
+        transcript = entry.transcript
+        if args.budget is None:  # the budget it was saved failing at (shrinking may have lowered the run's)
+            args.budget = entry.budget
     else:
         transcript = transcript_from_dict(data, source=args.file)
     config = _config(args, transcript_file=args.file)

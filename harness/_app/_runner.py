@@ -44,6 +44,8 @@ from strategies import expand as expand_skeleton
 __all__ = ["RunConfig", "Failure", "InfraFailure", "RunResult", "Evaluation", "evaluate", "run", "shrink_transcript",
            "open_summarizer"]
 
+#: The context budget in tokens when none is given.
+DEFAULT_BUDGET = 2000
 #: New summarizer calls one failure's shrinking may make before it reports the smallest transcript so far.
 #: Most failures shrink in a few dozen (benchmarks/shrink_quality.py); this bounds the few that do not.
 DEFAULT_SHRINK_CALLS = 400
@@ -68,7 +70,7 @@ class RunConfig:
     seed: int | None = None
     min_turns: int = 20
     max_turns: int = 400
-    budget: int = 2000
+    budget: int = DEFAULT_BUDGET
     trigger: float = 0.8
     only: tuple[str, ...] | None = None
     skip: tuple[str, ...] = ()
@@ -115,7 +117,7 @@ class Failure:
     shrink_checks: int
     shrink_calls: int = 0
     shrink_stopped: str | None = None
-    budget: int = 2000  # the budget the minimal transcript fails at (shrinking may lower the run's)
+    budget: int = DEFAULT_BUDGET  # the budget the minimal transcript fails at (shrinking may lower the run's)
     elided: tuple[tuple[int, int, int], ...] = ()  # merged filler: (turn index, source turns, tokens)
 
     @property
