@@ -298,11 +298,11 @@ def _skeletons(config: RunConfig, background: Background | None):
     return skeletons(min_turns=low, max_turns=config.max_turns, max_facts=8, background=background)
 
 
-def _exploration(config: RunConfig, background: Background | None) -> list[tuple[Any, int]]:
+def _exploration(config: RunConfig, background: Background | None, full) -> list[tuple[Any, int]]:
     """The stages of exploration, as (strategy, examples): first a share of short transcripts dense
     with facts, which show most failures in a few calls each; then the whole ``--max-turns`` range,
-    for what only a long session exposes. Each stage is seeded from the run's seed."""
-    full = _skeletons(config, background)
+    for what only a long session exposes (``full``, the run's own strategy). Each stage is seeded
+    from the run's seed."""
     quick = math.ceil(config.examples * QUICK_SHARE) if config.examples >= 4 else 0
     if quick == 0 or config.max_turns <= QUICK_MAX_TURNS:
         return [(full, config.examples)]
@@ -418,7 +418,7 @@ def run(config: RunConfig, *, on_failure: Callable[[Failure, str], None] | None 
                 raise StopJudging
             return False
 
-        for stage, (stage_strategy, examples) in enumerate(_exploration(config, background)):
+        for stage, (stage_strategy, examples) in enumerate(_exploration(config, background, strategy)):
             if budget.check() is not None:
                 break
             try:
