@@ -9,15 +9,16 @@ import bisect
 import difflib
 import functools
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from harness._base._model import Fact
-from harness._base._wholetoken import has_token, literal_pattern
+from harness._base._wholetoken import has_token, literal_pattern, token_spans
 from harness._base._protocol import CompactionResult, LedgerEntry
 from oracles._reading import reading_lines
-from oracles._rules import ProseRules
+from oracles._rules import UNITS, ProseRules
 
-__all__ = ["Context", "Clause", "has_token", "literal_pattern"]
+__all__ = ["Context", "Clause", "UNITS", "has_token", "literal_pattern", "call_text", "part_reading", "unit_spans"]
 
 _SENTENCE_SPLIT = re.compile(r"(?:[.!?](?=\s|$))|\n+")
 _CLAUSE_SPLIT = re.compile(r"(?:[.!?;](?=\s|$))|\n+|\s+(?:but|whereas|however|although|while)\s+|,\s+so\s+",
@@ -55,24 +56,34 @@ def identifier_tokens(text: str) -> frozenset[str]:
 
 @functools.lru_cache(maxsize=4096)
 def near_miss_among(literal: str, tokens: frozenset[str], ratio: float) -> str | None:
-    """The token of ``tokens`` most like ``literal`` (at least ``ratio`` alike), or None."""
+    """The token of ``tokens`` most like ``literal`` (at least ``ratio`` alike), or None; of equally
+    alike tokens, the first in sorted order."""
     best, best_ratio = None, ratio
-    matcher = difflib.SequenceMatcher(None, literal)
     by_length = _by_length(tokens)
-    # ratio = 2 * matches / (len_a + len_b) can reach best_ratio only if the lengths are close enough
+    # ratio = 2 * matches / (len_a + len_b) can reach ``ratio`` only if the lengths are close enough
     n = len(literal)
     low, high = int(n * ratio / (2 - ratio)), int(n * (2 - ratio) / ratio) + 1
     candidates = sorted(t for size in range(max(low, 3), high + 1) for t in by_length.get(size, ()))
     for token in candidates:
-        if token == literal or 2 * min(len(token), n) < best_ratio * (len(token) + n):
+        if token == literal:
             continue
-        matcher.set_seq2(token)
-        if matcher.real_quick_ratio() < best_ratio or matcher.quick_ratio() < best_ratio:
-            continue
-        score = matcher.ratio()
+        score = _likeness(literal, token, ratio)
         if score > best_ratio or (score == best_ratio and best is None):
             best, best_ratio = token, score
     return best
+
+
+@functools.lru_cache(maxsize=1 << 18)
+def _likeness(literal: str, token: str, ratio: float) -> float:
+    """difflib's ratio, or -1 when the cheap upper bounds already rule out ``ratio``. Remembered per
+    pair: the contexts of one session hold mostly the same tokens, and each is a new token set."""
+    n = len(literal)
+    if 2 * min(len(token), n) < ratio * (len(token) + n):
+        return -1.0
+    matcher = difflib.SequenceMatcher(None, literal, token)
+    if matcher.real_quick_ratio() < ratio or matcher.quick_ratio() < ratio:
+        return -1.0
+    return matcher.ratio()
 
 
 @functools.lru_cache(maxsize=256)
@@ -111,21 +122,23 @@ class Clause:
     """A piece of context text; ``lower`` is lowercased with identifiers masked out,
     so a literal like ``s3://nearly-rather-54/`` never reads as the cue "rather".
 
-    ``lower`` is computed on first use: most pieces of a long context (a file read, a
-    log) hold no literal of the case, are never read for cues, and so are never masked.
+    ``order`` is where it sits in reading order (message index, offset in that message's reading):
+    later statements override earlier ones. ``lower`` is computed on first use: most pieces of a
+    long context (a file read, a log) hold no literal of the case and are never read for cues.
     """
 
-    __slots__ = ("text", "_literals", "_lower")
+    __slots__ = ("text", "order", "_literals", "_lower")
 
-    def __init__(self, text: str, literals: frozenset[str] = frozenset()):
+    def __init__(self, text: str, literals: frozenset[str] = frozenset(), order: tuple[int, int] = (-1, -1)):
         self.text = text
+        self.order = order
         self._literals = literals
         self._lower: str | None = None
 
     @classmethod
-    def of(cls, text: str, literals: frozenset[str] = frozenset()) -> Clause:
+    def of(cls, text: str, literals: frozenset[str] = frozenset(), order: tuple[int, int] = (-1, -1)) -> Clause:
         """``literals`` (lowercased) are masked wherever they appear, whatever their shape."""
-        return cls(text.strip(), literals)
+        return cls(text.strip(), literals, order)
 
     @property
     def lower(self) -> str:
@@ -134,13 +147,87 @@ class Clause:
         return self._lower
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Clause) and self.text == other.text and self._literals == other._literals
+        return (isinstance(other, Clause) and self.text == other.text and self.order == other.order
+                and self._literals == other._literals)
 
     def __hash__(self) -> int:
         return hash(self.text)
 
     def __repr__(self) -> str:
         return f"Clause({self.text!r})"
+
+
+# -- units ------------------------------------------------------------------------------------------
+# A unit (line, sentence, clause) never crosses a line, so the unit holding a literal is found from
+# the literal: its line by ``rfind``/``find`` of the newline, then that line's separators. Judging
+# costs what the literal's occurrences cost, not what the whole context costs.
+
+_SEPARATORS = {"clause": _CLAUSE_SPLIT, "sentence": _SENTENCE_SPLIT}
+
+
+def _line_at(text: str, start: int, end: int) -> tuple[int, int]:
+    """The line of ``text`` holding ``text[start:end]``."""
+    left = text.rfind("\n", 0, start) + 1
+    right = text.find("\n", end)
+    return left, len(text) if right < 0 else right
+
+
+def _separators(text: str, unit: str, line: tuple[int, int]) -> tuple[tuple[int, int], ...]:
+    left, right = line
+    if unit == "line":
+        return ()
+    # One character past the line, so a separator may end on its newline exactly as a whole-text split would.
+    return tuple(m.span() for m in _SEPARATORS[unit].finditer(text, left, min(right + 1, len(text))) if m.start() < right)
+
+
+def _unit_span(text: str, seps: tuple[tuple[int, int], ...], line: tuple[int, int], start: int, end: int) -> tuple[int, int]:
+    """The piece of ``line`` between the separators around ``text[start:end]``."""
+    left, right = line
+    ends = [e for _, e in seps]
+    i = bisect.bisect_right(ends, start)  # separators wholly before the occurrence
+    a = ends[i - 1] if i else left
+    b = next((s for s, _ in seps[i:] if s >= end), right)
+    return a, min(b, right)
+
+
+@functools.lru_cache(maxsize=65536)
+def unit_spans(text: str, unit: str, literal: str) -> tuple[tuple[int, int], ...]:
+    """The ``unit`` pieces of ``text`` holding ``literal`` as a whole token, as spans, in order.
+
+    The same pieces (as ``Clause.of`` strips them) that splitting the whole text at the unit's
+    separators gives, without splitting it. Remembered per text: a session judges the messages it
+    keeps at every compaction.
+    """
+    out: list[tuple[int, int]] = []
+    lines: dict[tuple[int, int], tuple[tuple[int, int], ...]] = {}
+    for start, end in token_spans(text, literal):
+        line = _line_at(text, start, end)
+        if line not in lines:
+            lines[line] = _separators(text, unit, line)
+        span = _unit_span(text, lines[line], line, start, end)
+        if not out or out[-1] != span:
+            out.append(span)
+    return tuple(out)
+
+
+def _pieces(text: str, unit: str) -> list[tuple[int, int]]:
+    """Every non-blank ``unit`` piece of ``text`` as a span (the whole-text split, for the full lists)."""
+    bounds, at = [], 0
+    pattern = _SEPARATORS.get(unit, _NEWLINES)
+    for m in pattern.finditer(text):
+        bounds.append((at, m.start()))
+        at = m.end()
+    bounds.append((at, len(text)))
+    return [(a, b) for a, b in bounds if text[a:b].strip()]
+
+
+_NEWLINES = re.compile(r"\n")
+
+
+@functools.lru_cache(maxsize=16384)
+def part_reading(text: str) -> str:
+    """One message's text as the prose rules read it (see ``oracles._reading``)."""
+    return "\n".join(reading_lines(text))
 
 
 @functools.lru_cache(maxsize=512)
@@ -159,19 +246,39 @@ def phrase_pattern(phrases: tuple[str, ...]) -> re.Pattern[str]:
     return re.compile("|".join(parts))
 
 
+@functools.lru_cache(maxsize=64)
+def _opening_pattern(phrases: tuple[str, ...]) -> re.Pattern[str]:
+    """One of ``phrases`` where a sentence opens in raw text: at a line start or after an end mark,
+    past list, quote, emphasis, heading, table and JSON punctuation (the reading strips those)."""
+    words = phrase_pattern(phrases).pattern
+    return re.compile(r"(?:^|(?<=[.!?])\s)[\s\-*\u2022_`~\"'{\[,>#|]*(?:" + words + ")", re.MULTILINE)
+
+
+def call_text(call) -> str:
+    """A kept tool call as the context's text holds it."""
+    return f"{call.name}({call.arguments}) id={call.id}"
+
+
+@functools.lru_cache(maxsize=65536)
+def _may_open(text: str, phrases: tuple[str, ...]) -> bool:
+    return _opening_pattern(phrases).search(text.lower()) is not None
+
+
 @dataclass(frozen=True)
 class Context:
-    """What the agent sees after compaction, pre-split for the prose rules."""
+    """What the agent sees after compaction, read for the prose rules.
+
+    Each message is read on its own (units never cross messages) and only where a question needs
+    it: ``units_with`` looks at the messages that hold the literal. The full ``reading``,
+    ``clauses``, ``sentences`` and ``lines`` exist for a team's own oracles and are built on first use.
+    """
 
     result: CompactionResult
     rules: ProseRules
     literals: frozenset[str] = frozenset()
     lowered: frozenset[str] = field(init=False)  # the literals as the masked reading sees them
     text: str = field(init=False)
-    reading: str = field(init=False)
-    clauses: tuple[Clause, ...] = field(init=False)
-    sentences: tuple[Clause, ...] = field(init=False)
-    lines: tuple[Clause, ...] = field(init=False)
+    parts: tuple[str, ...] = field(init=False)  # each message's text and each kept call, in order
     call_ids: frozenset[str] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -180,23 +287,40 @@ class Context:
             parts.append(turn.text)
             for call in turn.tool_calls:
                 ids.add(call.id)
-                parts.append(f"{call.name}({call.arguments}) id={call.id}")
+                parts.append(call_text(call))
             if turn.tool_call_id:
                 ids.add(turn.tool_call_id)
-        text = "\n".join(parts)
-        object.__setattr__(self, "text", text)
+        object.__setattr__(self, "parts", tuple(parts))
+        object.__setattr__(self, "text", "\n".join(parts))
         object.__setattr__(self, "call_ids", frozenset(ids))
-        # Cues are read in the structure-aware rewrite: headings, keys and columns travel with their items.
-        reading = "\n".join(line for part in parts for line in reading_lines(part))
-        object.__setattr__(self, "reading", reading)
-        lits = frozenset(lit.lower() for lit in self.literals)
-        object.__setattr__(self, "lowered", lits)
-        clauses = tuple(Clause.of(c, lits) for c in _CLAUSE_SPLIT.split(reading) if c and c.strip())
-        object.__setattr__(self, "clauses", clauses)
-        sentences = tuple(Clause.of(c, lits) for c in _SENTENCE_SPLIT.split(reading) if c and c.strip())
-        object.__setattr__(self, "sentences", sentences)
-        lines = tuple(Clause.of(c, lits) for c in reading.split("\n") if c.strip())
-        object.__setattr__(self, "lines", lines)
+        object.__setattr__(self, "lowered", frozenset(lit.lower() for lit in self.literals))
+        object.__setattr__(self, "_units", {})
+
+    # -- the whole reading (built on first use) ---------------------------------------------------
+
+    @functools.cached_property
+    def reading(self) -> str:
+        """The context rewritten so headings, keys and columns travel with their items."""
+        return "\n".join(part_reading(p) for p in self.parts)
+
+    def _all(self, unit: str) -> tuple[Clause, ...]:
+        out = []
+        for i, raw in enumerate(self.parts):
+            text = part_reading(raw)
+            out.extend(Clause.of(text[a:b], self.lowered, (i, a)) for a, b in _pieces(text, unit))
+        return tuple(out)
+
+    @functools.cached_property
+    def clauses(self) -> tuple[Clause, ...]:
+        return self._all("clause")
+
+    @functools.cached_property
+    def sentences(self) -> tuple[Clause, ...]:
+        return self._all("sentence")
+
+    @functools.cached_property
+    def lines(self) -> tuple[Clause, ...]:
+        return self._all("line")
 
     # -- presence ---------------------------------------------------------------------------------
 
@@ -217,27 +341,114 @@ class Context:
                 return entry
         return None
 
-    def clauses_with(self, literal: str) -> list[Clause]:
-        return [c for c in self.clauses if has_token(c.text, literal)]
-
-    def sentences_with(self, literal: str) -> list[Clause]:
-        return [c for c in self.sentences if has_token(c.text, literal)]
-
-    def lines_with(self, literal: str) -> list[Clause]:
-        return [c for c in self.lines if has_token(c.text, literal)]
-
     def units_with(self, unit: str, literal: str) -> list[Clause]:
         """The pieces of text of ``unit`` (``clause``, ``sentence`` or ``line``) holding ``literal`` as a token."""
-        pieces = {"clause": self.clauses, "sentence": self.sentences, "line": self.lines}[unit]
-        return [c for c in pieces if has_token(c.text, literal)]
+        if unit not in UNITS:
+            raise KeyError(unit)
+        key = (unit, literal)
+        found = self._units.get(key)
+        if found is None:
+            found = []
+            for i in self._parts_holding(literal):
+                text = part_reading(self.parts[i])
+                found.extend(Clause.of(text[a:b], self.lowered, (i, a)) for a, b in unit_spans(text, unit, literal))
+            found = self._units[key] = tuple(found)
+        return list(found)
+
+    def clauses_with(self, literal: str) -> list[Clause]:
+        return self.units_with("clause", literal)
+
+    def sentences_with(self, literal: str) -> list[Clause]:
+        return self.units_with("sentence", literal)
+
+    def lines_with(self, literal: str) -> list[Clause]:
+        return self.units_with("line", literal)
 
     def clauses_in(self, unit: Clause) -> list[Clause]:
         """The clauses of one unit (a sentence or a line), read the way the context's clauses are."""
-        return [Clause.of(c, self.lowered) for c in _CLAUSE_SPLIT.split(unit.text) if c and c.strip()]
+        index, offset = unit.order
+        return [Clause.of(unit.text[a:b], self.lowered, (index, offset + a)) for a, b in _pieces(unit.text, "clause")]
 
-    def position(self, clause: Clause) -> int:
-        """Where a clause sits in reading order (later statements override earlier ones)."""
-        return self.clauses.index(clause) if clause in self.clauses else -1
+    def clauses_holding(self, needles: Iterable[str]) -> list[Clause]:
+        """The clauses holding any of ``needles`` as a plain substring, each once, in reading order."""
+        needles = [n for n in set(needles) if n]
+        out: list[Clause] = []
+        for i in sorted({i for n in needles for i in self._parts_holding(n)}):
+            text = part_reading(self.parts[i])
+            spans = set()
+            for needle in needles:
+                at = text.find(needle)
+                while at >= 0:
+                    line = _line_at(text, at, at + len(needle))
+                    spans.add(_unit_span(text, _separators(text, "clause", line), line, at, at + len(needle)))
+                    at = text.find(needle, at + 1)
+            out.extend(Clause.of(text[a:b], self.lowered, (i, a)) for a, b in sorted(spans) if text[a:b].strip())
+        return out
+
+    @functools.cached_property
+    def _starts(self) -> list[int]:
+        starts, at = [], 0
+        for part in self.parts:
+            starts.append(at)
+            at += len(part) + 1
+        return starts
+
+    @functools.cached_property
+    def _escaped(self) -> tuple[int, ...]:
+        # JSON unescapes characters ("s3:\\/\\/x" reads "s3://x"): such a message's reading may hold
+        # what its text does not, so it is always read.
+        return tuple(i for i, part in enumerate(self.parts) if "\\" in part)
+
+    def _parts_holding(self, needle: str) -> list[int]:
+        """The messages whose reading can hold ``needle``: those whose text does, and escaped ones."""
+        found, starts = set(self._escaped), self._starts
+        at = self.text.find(needle)
+        while at >= 0:
+            i = bisect.bisect_right(starts, at) - 1
+            found.add(i)
+            at = self.text.find(needle, starts[i + 1]) if i + 1 < len(starts) else -1
+        return sorted(found)
+
+    def sentences_opening_with(self, phrases: tuple[str, ...], after: tuple[int, int] = (-1, -1)) -> list[Clause]:
+        """The sentences after ``after`` of every message where one of ``phrases`` may open a sentence
+        (a superset: the caller decides on each sentence's own reading). One scan of the text finds
+        the messages; only those are read."""
+        if not phrases:
+            return []
+        phrases = tuple(phrases)
+        opening = self._units.get(("opening", phrases))
+        if opening is None:
+            opening = self._units[("opening", phrases)] = tuple(
+                i for i, part in enumerate(self.parts) if _may_open(part, phrases) or "\\" in part)
+        out = []
+        for i in opening[bisect.bisect_left(opening, after[0]):]:
+            text = part_reading(self.parts[i])
+            out.extend(c for a, b in _pieces(text, "sentence") if (c := Clause.of(text[a:b], self.lowered, (i, a))).order > after)
+        return out
+
+    def parts_without(self, literals: Iterable[str]) -> tuple[str, ...]:
+        """Each message's text without its lines that hold one of ``literals`` as a whole token:
+        what the context spends on nothing those literals are in. Unchanged messages are the same
+        strings as before, so what is remembered about them still applies."""
+        cut: dict[int, set[tuple[int, int]]] = {}
+        starts = self._starts
+        for literal in set(literals):
+            for a, b in token_spans(self.text, literal):
+                i = bisect.bisect_right(starts, a) - 1
+                cut.setdefault(i, set()).add(_line_at(self.parts[i], a - starts[i], b - starts[i]))
+        out = list(self.parts)
+        for i, lines in cut.items():
+            part, kept, at = out[i], [], 0
+            for a, b in sorted(lines):
+                kept.append(part[at:a])
+                at = b + 1
+            kept.append(part[at:])
+            out[i] = "".join(kept)
+        return tuple(out)
+
+    def position(self, clause: Clause) -> tuple[int, int]:
+        """Where a unit sits in reading order (later statements override earlier ones)."""
+        return clause.order
 
     # -- cues -------------------------------------------------------------------------------------
 
@@ -270,9 +481,9 @@ class Context:
                 cue_words.append((bisect.bisect_left(word_starts, m.start()), m.group(0)))  # words wholly before it
         if not cue_words:
             return None
-        for found in literal_pattern(literal).finditer(clause.text):  # every mention of the literal, not the first
-            start_words = bisect.bisect_left(word_starts, found.start())
-            end_words = start_words + max(1, len(_WORD.findall(lower, found.start(), found.end())))
+        for found_start, found_end in token_spans(clause.text, literal):  # every mention of the literal, not the first
+            start_words = bisect.bisect_left(word_starts, found_start)
+            end_words = start_words + max(1, len(_WORD.findall(lower, found_start, found_end)))
             for w, cue in cue_words:
                 if start_words - window <= w <= end_words + window:
                     return cue
@@ -291,7 +502,11 @@ class Context:
 
     def near_miss(self, literal: str) -> str | None:
         """The context token most like a missing literal (a paraphrase such as acme-staging)."""
-        return near_miss_among(literal, identifier_tokens(self.text), self.rules.near_miss_ratio)
+        return near_miss_among(literal, self._tokens, self.rules.near_miss_ratio)
+
+    @functools.cached_property
+    def _tokens(self) -> frozenset[str]:
+        return frozenset().union(*(identifier_tokens(p) for p in self.parts))
 
     def identifiers(self, clause: Clause) -> list[str]:
         """Identifier-like tokens (with a digit, underscore, '/' or ':') in a clause.

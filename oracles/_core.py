@@ -88,10 +88,17 @@ class Case:
 
     def context_tokens(self) -> int:
         """The context's size, counted exactly as the session runner counts it (``harness`` token rules)."""
-        return context_tokens(self.result.messages, self.result.ledger, self.count_tokens)
+        return self._counted("context", lambda: context_tokens(self.result.messages, self.result.ledger, self.count_tokens))
 
     def source_tokens(self) -> int:
-        return context_tokens(self.window, None, self.count_tokens)
+        return self._counted("source", lambda: context_tokens(self.window, None, self.count_tokens))
+
+    def _counted(self, what: str, count: Callable[[], int]) -> int:
+        # Several oracles and the verdict ask; a long context is counted once per case.
+        counts = self.__dict__.setdefault("_counts", {})
+        if what not in counts:
+            counts[what] = count()
+        return counts[what]
 
 
 _ID = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")

@@ -6,7 +6,7 @@ import re
 from collections.abc import Iterator
 
 from harness._base._model import FactKind, Status
-from oracles._context import Clause, Context, has_token, phrase_pattern
+from oracles._context import Clause, Context, phrase_pattern
 from oracles._core import Case, Finding, oracle
 
 # The kinds whose force is a requirement on a literal (use it, keep it, reuse it, respect it, do it).
@@ -54,17 +54,22 @@ def _revised(ctx: Context, literal: str, cues: tuple[str, ...]) -> tuple[Clause,
 
     It starts with a revision marker, carries one of ``cues`` (not negated), names no other
     identifier, and shares a content word with the literal or a sentence before it that states it.
-    One pass over the sentences: the words of the stating sentences accumulate as they are read.
+    The sentences that state the literal and those that may open with a marker are read in order;
+    the words of the stating sentences accumulate as they are read.
     """
     rules = ctx.rules
+    stating = ctx.sentences_with(literal)
+    if not stating:
+        return None
+    stated_at = {s.order for s in stating}
+    notes = [s for s in ctx.sentences_opening_with(rules.revision_markers, after=stating[0].order)
+             if s.order not in stated_at]
     common = set(rules.common_words)
     marker = phrase_pattern(rules.revision_markers)
-    words: set[str] | None = None  # None until the literal has been stated
-    for sentence in ctx.sentences:
-        if has_token(sentence.text, literal):
-            words = (words or set(_WORDS.findall(literal.lower()))) | set(_WORDS.findall(sentence.lower))
-            continue
-        if words is None:
+    words: set[str] = set(_WORDS.findall(literal.lower()))
+    for sentence in sorted([*stating, *notes], key=lambda s: s.order):
+        if sentence.order in stated_at:
+            words |= set(_WORDS.findall(sentence.lower))
             continue
         lower = sentence.lower
         head = lower.lstrip("-*• ").split(":")[0] if ":" in lower[:24] else lower[:24]

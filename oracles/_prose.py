@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterator
 
 from harness._base._kinds import kind_def
 from harness._base._model import FactKind, Polarity
-from oracles._context import Clause, identifier_tokens
+from oracles._context import Clause, call_text, identifier_tokens, part_reading
 from oracles._core import Case, Finding, Severity, oracle
 from oracles._numbers import field_mentions, line_mentions, operators_in, value_mentions
 
@@ -132,9 +133,9 @@ def _judge_threshold(case: Case, fact, field: str, value: str, op: str) -> Itera
 def _restated_differently(ctx, fact, mentions, expected: str) -> Iterator[Finding]:
     """The field stated again later with another number, not marked as history: the later one misleads."""
     field, value = fact.literals
-    last = max(ctx.reading.find(m.clause.text) for m in mentions)
+    last = max(m.clause.order for m in mentions)
     for other in field_mentions(ctx, field):
-        if other.number == value or ctx.reading.find(other.clause.text) <= last:
+        if other.number == value or other.clause.order <= last:
             continue
         if ctx.cue_in(other.clause, ctx.rules.staleness_cues):
             continue
@@ -169,7 +170,7 @@ def supersession(case: Case) -> Iterator[Finding]:
             shown_new, shown_old = new, old
         carried = bool(ctx.ledger_entry(fact)) or bool(current) or (not field and ctx.mentions(new))
         # Reading order matters: a stale statement followed by the change is history, not current.
-        latest = max((ctx.position(c) for c in current), default=-1)
+        latest = max((ctx.position(c) for c in current), default=(-1, -1))
         stale = [c for c in stale if ctx.position(c) > latest]
         if not carried:
             detail = (f"the value changed to {shown_new} but the context keeps the stale {shown_old}" if stale
@@ -235,6 +236,16 @@ class _SourceText:
         return token in self._tokens or token in self.text
 
 
+_TRIGGER = re.compile(r"[0-9_/]")
+
+
+@functools.lru_cache(maxsize=16384)
+def _maybe_identifiers(reading: str) -> tuple[str, ...]:
+    """The tokens of one message's reading that could be identifiers (they hold a digit, '_' or '/'):
+    a superset of what ``Context.identifiers`` finds in any of its clauses."""
+    return tuple(t for t in identifier_tokens(reading) if _TRIGGER.search(t))
+
+
 @oracle("no-invented-obligation", reference="field reports")
 def no_invented_obligation(case: Case) -> Iterator[Finding]:
     """Every prohibition, threshold or commitment the context states traces to the source."""
@@ -247,11 +258,18 @@ def no_invented_obligation(case: Case) -> Iterator[Finding]:
                 if f.kind in (FactKind.LITERAL_BINDING, FactKind.SUPERSESSION) and f.polarity is Polarity.REQUIRE
                 and len(f.literals) == 1}
     forbidden = {f.literals[0] for f in case.transcript.facts if f.kind is FactKind.PROHIBITION and f.origin_turn < case.boundary}
+    # Only clauses holding a token the source lacks, or a required value, can state an invented
+    # obligation; find those from the tokens instead of reading every clause. A message kept verbatim
+    # from the window invents nothing, whatever its identifiers.
+    window = {turn.text for turn in case.window} | {call_text(c) for turn in case.window for c in turn.tool_calls}
+    unknown_anywhere = {t for raw in ctx.parts if raw not in window for t in _maybe_identifiers(part_reading(raw))
+                        if not source.has(t) and not _joined_from(t, source.text)}
+    suspected = {lit for lit in required - forbidden if ctx.mentions(lit)}
     reported: set[str] = set()
-    for clause in ctx.clauses:
+    for clause in ctx.clauses_holding(unknown_anywhere | suspected):
         tokens = ctx.identifiers(clause)
-        unknown = [t for t in tokens if t not in reported and not source.has(t) and not _joined_from(t, source.text)]
-        suspects = [t for t in tokens if t in required and t not in forbidden and t not in reported]
+        unknown = [t for t in tokens if t not in reported and t in unknown_anywhere]
+        suspects = [t for t in tokens if t in suspected and t not in reported]
         if not (unknown or suspects):
             continue  # cheap exit: nothing in this clause could be invented
         has_prohibition = ctx.cue_in(clause, rules.prohibition_cues)

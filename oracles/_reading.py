@@ -26,7 +26,10 @@ _BOLD_LINE = re.compile(r"^\s*\*\*([^*]+?)\*\*:?\s*$")
 _TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$")
 _FENCE = re.compile(r"^\s*(```|~~~)")
 # Emphasis and code markup around words; an underscore *inside* a word (snake_case) is not markup.
-_MARKUP = re.compile(r"\*\*|__(?!\w*__\w)|`+|(?<![\w*])\*(?=\S)|(?<=\S)\*(?![\w*])|(?<![\w])_+(?=\w)|(?<=\w)_+(?![\w])")
+# Every alternative begins with the character it removes and looks behind only after it: the regex
+# engine then skips to the next '*', '_' or '`' instead of trying each lookbehind at every position
+# (4-5x faster on a long context, same matches).
+_MARKUP = re.compile(r"\*\*|__(?!\w*__\w)|`+|\*(?<![\w*]\*)(?=\S)|\*(?<=\S\*)(?![\w*])|_(?<!\w_)_*(?=\w)|_(?<=\w_)_*(?![\w])")
 
 
 _STRUCK = re.compile(r"~~(.+?)~~")
@@ -142,13 +145,15 @@ def _scoped(lines: list[str]) -> list[str]:
     keys: list[tuple[int, str]] = []  # (indent, text): "key:" lines governing what is indented under them
     columns: list[str] | None = None
     item_indent = None  # the indent of the last list item's text, so its continuation lines join it
-    for raw in lines:
-        line = strip_markup(raw.rstrip())
+    # Markup never spans lines, so one substitution over the block reads as one per line would.
+    stripped = strip_markup("\n".join(lines)).split("\n")
+    for raw, line in zip(lines, stripped):
+        line = line.rstrip()
         if not line.strip():
             columns = None
             continue
-        heading = _HEADING.match(line)
-        bold = _BOLD_LINE.match(raw)
+        heading = _HEADING.match(line) if "#" in line[:4] else None
+        bold = _BOLD_LINE.match(raw) if "**" in raw else None
         if heading or bold:
             level = len(heading.group(1)) if heading else 7
             text = (heading.group(2) if heading else strip_markup(bold.group(1))).strip().rstrip(":").strip()
@@ -165,12 +170,12 @@ def _scoped(lines: list[str]) -> list[str]:
             line = ", ".join(f"{h}: {c}" if h else c for h, c in zip(columns, cells) if c)
         indent = len(line) - len(line.lstrip())
         bullet = _BULLET.match(line)
-        if not bullet and item_indent is not None and indent >= item_indent and out and not _KEY_ONLY.match(line):
+        key_only = _KEY_ONLY.match(line) if line.endswith(":") else None
+        if not bullet and item_indent is not None and indent >= item_indent and out and not key_only:
             out[-1] += ", " + line.strip()  # "- code: E1" / "  status: open": one item, one line
             continue
         item_indent = bullet.end() if bullet else None
         keys = [k for k in keys if k[0] < indent or (k[0] == indent and bullet)]
-        key_only = _KEY_ONLY.match(line)
         body = line[bullet.end():] if bullet else line.strip()
         if key_only and not body.rstrip().endswith("::"):
             keys.append((indent, key_only.group(2).strip()))

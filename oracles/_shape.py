@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from harness._base._model import FactKind, Role
-from oracles._context import has_token, identifier_tokens, near_miss_among
+from harness._base._tokens import count_tokens
+from oracles._context import identifier_tokens, near_miss_among
 from oracles._core import Case, Finding, Severity, oracle
 
 
@@ -48,17 +49,29 @@ def _spent_on_nothing_live(case: Case) -> tuple[int, str | None]:
     miss of a live literal if one was kept (the decoy a surface-level summarizer keeps), else the
     longest such line."""
     literals = {lit for f in case.live for lit in f.literals if not lit.isdigit()}
-    idle = [line.strip() for line in case.context.text.split("\n")
-            if line.strip() and not any(has_token(line, lit) for lit in literals)]
+    idle = [part for part in case.context.parts_without(literals) if part.strip()]
     if not idle:
         return 0, None
-    tokens = identifier_tokens("\n".join(idle))
+    spent = sum(_tokens(part, case.count_tokens) for part in idle)
+    tokens = frozenset().union(*(identifier_tokens(part) for part in idle))
     for literal in sorted(literals):
         near = near_miss_among(literal, tokens, case.context.rules.near_miss_ratio)
         if near is not None:
-            line = next(line for line in idle if near in line)
-            return sum(case.count_tokens(line) for line in idle), _clip(line)
-    return sum(case.count_tokens(line) for line in idle), _clip(max(idle, key=len))
+            part = next(part for part in idle if near in part)
+            return spent, _clip(_line_at(part, part.index(near)))
+    longest = max((line.strip() for part in idle for line in part.split("\n")), key=len)
+    return spent, _clip(longest)
+
+
+def _line_at(text: str, at: int) -> str:
+    return text[text.rfind("\n", 0, at) + 1: (text.find("\n", at) + 1 or len(text) + 1) - 1].strip()
+
+
+def _tokens(text: str, counter) -> int:
+    """The tokens of ``text``'s lines; the default counter is additive over lines, so it counts once."""
+    if counter is count_tokens:
+        return count_tokens(text)
+    return sum(counter(line) for line in text.split("\n") if line.strip())
 
 
 def _clip(line: str, limit: int = 160) -> str:

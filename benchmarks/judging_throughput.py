@@ -1,0 +1,160 @@
+#!/usr/bin/env python3
+"""Judging throughput on realistic contexts: milliseconds for one ``oracles.check`` pass.
+
+Issue 12's target is at most 20 ms for a 180k-token context. A generated transcript (fixed seed) is
+turned into contexts of about 10k, 100k and 1M characters, and one of 180k tokens, in the shapes a
+compactor returns:
+
+- ``verbatim``: the window's own messages kept as they are (a tail or identity compactor);
+- ``summary+tail``: a Markdown summary of about 4k tokens, then the window's newest messages verbatim
+  (what an LLM compactor with a kept tail returns: the common shape of a large context);
+- ``rewritten``: the whole window's text in one system message, nothing verbatim (worst case);
+- ``markdown``: one bullet per message under headings, in one message (worst case too).
+
+Each is judged ``cold`` (every cache emptied first: text nobody has read) and as the ``next round``
+of a session (the previous round's context, the same shape over a window 5% shorter, was judged
+first: what each compaction of a session and each shrinking check costs). Beside the milliseconds:
+the time as a multiple of one regex scan of the same text (``\\w+|[^\\w\\s]``, measured in the same
+run), so machines compare. Asserts nothing; run by hand::
+
+    python benchmarks/judging_throughput.py [--repeats 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import gc
+import re
+import statistics
+import sys
+import time
+
+from hypothesis import HealthCheck, Phase, given, settings
+
+from harness import CompactionResult, Role, Turn
+from harness._base._tokens import context_tokens
+from oracles import Case, check
+from strategies import transcripts
+
+SIZES = (10_000, 100_000, 1_000_000)
+TARGET_TOKENS = 180_000
+
+
+def _transcript(turns: int):
+    got = []
+
+    @settings(max_examples=1, database=None, phases=[Phase.generate], derandomize=True, deadline=None,
+              suppress_health_check=list(HealthCheck))
+    @given(transcripts(min_turns=turns, max_turns=turns, min_facts=8, max_facts=12))
+    def grab(transcript) -> None:
+        got.append(transcript)
+
+    grab()
+    return got[0]
+
+
+def _summary(window, tokens: int) -> Turn:
+    """A Markdown summary of ``window`` of about ``tokens`` tokens: headings, bullets, a few quotes."""
+    lines, used = ["## Summary of the session so far"], 0
+    for i, t in enumerate(window):
+        if used >= tokens:
+            break
+        if i % 40 == 0:
+            lines.append(f"### Stage {i // 40 + 1}")
+        line = f"- {t.role.value}: " + t.text.replace("\n", " ")[:160]
+        lines.append(line)
+        used += context_tokens([Turn(Role.SYSTEM, line)])
+    return Turn(Role.SYSTEM, "\n".join(lines))
+
+
+def _shape(name: str, window) -> CompactionResult:
+    if name == "verbatim":
+        return CompactionResult(tuple(window))
+    if name == "summary+tail":
+        head = len(window) // 2
+        return CompactionResult((_summary(window[:head], 4000), *window[head:]))
+    if name == "rewritten":
+        return CompactionResult((Turn(Role.SYSTEM, "\n".join(f"{t.role.value} said: {t.text}" for t in window)),))
+    lines = ["## Session so far"]
+    for i, t in enumerate(window):
+        if i % 50 == 0:
+            lines.append(f"### Part {i // 50 + 1}")
+        lines.append(f"- {t.role.value}: " + t.text.replace("\n", " "))
+    return CompactionResult((Turn(Role.SYSTEM, "\n".join(lines)),))
+
+
+def _clear_caches() -> None:
+    for name, module in list(sys.modules.items()):
+        if not name.startswith(("oracles", "harness")):
+            continue
+        for value in vars(module).values():
+            if isinstance(value, functools._lru_cache_wrapper):
+                value.cache_clear()
+
+
+def _median_ms(run, repeats: int, before=None) -> float:
+    """Median milliseconds of ``run()``; each repeat starts from empty caches, then ``before()``."""
+    times = []
+    for _ in range(repeats):
+        _clear_caches()
+        if before is not None:
+            before()
+        gc.collect()
+        start = time.perf_counter()
+        run()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times) * 1000
+
+
+def _boundary(transcript, shape: str, size: int, measure) -> int:
+    """The shortest window whose context of ``shape`` measures at least ``size``."""
+    low, high = 1, len(transcript.turns)
+    while low < high:
+        mid = (low + high) // 2
+        if measure(_shape(shape, transcript.turns[:mid]).messages) < size:
+            low = mid + 1
+        else:
+            high = mid
+    return low
+
+
+def _chars(messages) -> int:
+    return sum(len(t.text) for t in messages)
+
+
+_SCAN = re.compile(r"\w+|[^\w\s]")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--turns", type=int, default=12_000, help="turns of the generated transcript")
+    args = parser.parse_args()
+    transcript = _transcript(args.turns)
+    print(f"transcript: {len(transcript.turns)} turns, {len(transcript.facts)} facts, "
+          f"{sum(len(t.text) for t in transcript.turns):,} characters; median of {args.repeats}")
+    print(f"{'shape':13} {'size':>10} {'chars':>10} {'tokens':>8} {'cold ms':>8} {'next-round ms':>14} "
+          f"{'one scan ms':>12} {'cold/scan':>10} {'next/scan':>10}")
+    for shape in ("verbatim", "summary+tail", "rewritten", "markdown"):
+        sizes = [(f"{size // 1000}k chars", _boundary(transcript, shape, size, _chars)) for size in SIZES]
+        sizes.append(("180k tokens", _boundary(transcript, shape, TARGET_TOKENS, context_tokens)))
+        for label, boundary in sorted(sizes, key=lambda s: s[1]):
+            result = _shape(shape, transcript.turns[:boundary])
+            previous_boundary = max(1, boundary - boundary // 20)
+            previous = _shape(shape, transcript.turns[:previous_boundary])
+            text = "\n".join(t.text for t in result.messages)
+            tokens = context_tokens(result.messages)
+            # A budget the context fits: the path every passing compaction takes (a failing one also
+            # looks for near misses to name, which costs more and happens once per failure).
+            budget = tokens + 1
+            cold = _median_ms(lambda: check(Case(transcript, boundary, budget, result)), args.repeats)
+            following = _median_ms(lambda: check(Case(transcript, boundary, budget, result)), args.repeats,
+                                   before=lambda: check(Case(transcript, previous_boundary, budget, previous)))
+            scan = _median_ms(lambda: _SCAN.findall(text), args.repeats)
+            print(f"{shape:13} {label:>10} {len(text):>10,} {tokens:>8,} {cold:>8.1f} {following:>14.1f} "
+                  f"{scan:>12.1f} {cold / scan:>9.1f}x {following / scan:>9.1f}x")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,79 @@
+"""The fast text scans agree exactly with the plain regex definitions they replace."""
+
+from __future__ import annotations
+
+import re
+
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from harness._base._tokens import count_tokens
+from harness._base._wholetoken import has_token, literal_pattern, token_spans
+
+_TOKEN = re.compile(r"\w+|[^\w\s]")  # the counter's definition, written out again on purpose
+
+# Text built from the characters that decide token boundaries, plus arbitrary Unicode.
+_EDGY = st.text(alphabet=st.sampled_from("ab1_-./:x \t\n\x1c\x85é·"), max_size=40)
+_TEXT = st.one_of(_EDGY, st.text(max_size=40))
+
+
+@given(_TEXT)
+@example("")
+@example("\x1c\x1f word\x7f")
+def test_count_tokens_matches_the_regex_definition(text):
+    assert count_tokens(text) == len(_TOKEN.findall(text))
+
+
+@settings(max_examples=300)
+@given(text=_EDGY, literal=st.sampled_from(["a1", "a.b", "x-1", "_a", "a/", "/x", "1", "ab", "a:b", "é1"]))
+def test_token_spans_match_the_pattern_search(text, literal):
+    expected = [m.span() for m in literal_pattern(literal).finditer(text)]
+    assert list(token_spans(text, literal)) == expected
+    assert has_token(text, literal) == bool(expected)
+
+
+def test_token_spans_respect_whole_tokens():
+    text = "6.24.13 and v-6.24.1, then 6.24.1."
+    assert [text[a:b] for a, b in token_spans(text, "6.24.1")] == ["6.24.1"]
+    assert list(token_spans(text, "6.24.1"))[0][0] == text.rindex("6.24.1")
+
+
+# -- units found from a literal's occurrences equal the units of splitting the whole reading --------
+
+from harness import CompactionResult, Role, Turn  # noqa: E402
+from oracles._context import _CLAUSE_SPLIT, _SENTENCE_SPLIT, Context  # noqa: E402
+from oracles._rules import DEFAULT_RULES  # noqa: E402
+
+_WORDS = ["x1", "s3://b/", "v1.2", "but", "However", "so", "while", ",", ".", ";", "!", "?", " ", " ", " ", "\n",
+          "never", "use", "-", "1.2", ". ", "\n\n", ", so "]
+_MESSAGE = st.lists(st.sampled_from(_WORDS), max_size=30).map("".join)
+_SPLITS = {"clause": _CLAUSE_SPLIT.split, "sentence": _SENTENCE_SPLIT.split, "line": lambda text: text.split("\n")}
+
+
+@settings(max_examples=300)
+@given(messages=st.lists(_MESSAGE, min_size=1, max_size=4), literal=st.sampled_from(["x1", "s3://b/", "v1.2", "1.2"]),
+       unit=st.sampled_from(sorted(_SPLITS)))
+def test_units_with_a_literal_are_the_pieces_of_the_whole_split(messages, literal, unit):
+    context = Context(CompactionResult(tuple(Turn(Role.USER, m) for m in messages)), DEFAULT_RULES)
+    whole = [piece.strip() for piece in _SPLITS[unit](context.reading) if piece and piece.strip()]
+    expected = [piece for piece in whole if has_token(piece, literal)]
+    found = context.units_with(unit, literal)
+    assert [c.text for c in found] == expected
+    assert [c.order for c in found] == sorted(c.order for c in found)
+    assert [c.text for c in getattr(context, unit + "s") if has_token(c.text, literal)] == expected
+
+
+# -- markup stripping: the reordered pattern removes exactly what the plain definition removes ------
+
+from oracles._reading import strip_markup  # noqa: E402
+
+# The definition as first written: each lookbehind before the character it guards.
+_MARKUP_DEFINITION = re.compile(
+    r"\*\*|__(?!\w*__\w)|`+|(?<![\w*])\*(?=\S)|(?<=\S)\*(?![\w*])|(?<![\w])_+(?=\w)|(?<=\w)_+(?![\w])")
+
+
+@settings(max_examples=1000)
+@given(st.text(alphabet=st.sampled_from("*_`~ab \n.1é"), max_size=40))
+def test_markup_is_stripped_as_the_definition_says(text):
+    struck = re.sub(r"~~(.+?)~~", r"\1 (struck through)", text)
+    assert strip_markup(text) == _MARKUP_DEFINITION.sub("", struck)
