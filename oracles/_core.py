@@ -53,6 +53,7 @@ class Finding:
     fact_kind: str | None = None
     expected: str | None = None
     found: str | None = None
+    call_id: str | None = None  # the tool call a finding is about, so shrinking keeps that call and its answer
 
     @classmethod
     def about(cls, invariant: str, fact: Fact, detail: str, *, expected: str | None = None,

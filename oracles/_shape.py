@@ -24,11 +24,12 @@ def tool_pairing(case: Case) -> Iterator[Finding]:
             if call.id in answered_in_window and call.id not in results:
                 yield Finding("tool-pairing", Severity.VIOLATE,
                               f"the context keeps call {call.id} ({call.name}) but drops its result; chat APIs reject this",
-                              expected=f"result for {call.id}", found=None)
+                              expected=f"result for {call.id}", found=None, call_id=call.id)
         if turn.role is Role.TOOL and turn.tool_call_id not in seen_calls and turn.tool_call_id in called_in_window:
             yield Finding("tool-pairing", Severity.VIOLATE,
                           f"the context keeps a result for {turn.tool_call_id} without the call before it; chat APIs reject this",
-                          expected=f"call {turn.tool_call_id} before its result", found=turn.text[:80])
+                          expected=f"call {turn.tool_call_id} before its result", found=turn.text[:80],
+                          call_id=turn.tool_call_id)
 
 
 @oracle("budget-respected", reference="all")

@@ -1,5 +1,7 @@
 """The domain minimizer keeps the ledger true while it removes turns."""
 
+import dataclasses
+
 from harness import Fact, FactKind, Fate, Polarity, Role, Status, Transcript, Turn
 from harness._app._minimize import minimize, without_turns
 from strategies import Skeleton, expand
@@ -82,14 +84,22 @@ def test_coalesce_merges_filler_runs_and_keeps_the_ledger_on_its_turns():
     t = _with_call()
     merged, groups = coalesce(t)
     assert [turn.text for turn in merged.turns][1] == "Never use x1."
-    assert groups == {2: (2, 3, 4, 5), 4: (7, 8)}
-    assert merged.fact("A").origin_turn == 1 and merged.fact("A").fate.turn == 3
-    assert merged.fact("A.r").origin_turn == 3
+    assert groups == {2: (2, 3, 4), 5: (7, 8)}  # no run spans the cut point 5
+    assert merged.fact("A").origin_turn == 1 and merged.fact("A").fate.turn == 4
+    assert merged.fact("A.r").origin_turn == 4
     assert "read({})" in merged.turns[2].text and "result" in merged.turns[2].text  # the call's text survives
     assert not any(turn.tool_calls or turn.tool_call_id for turn in merged.turns)
-    assert merged.compaction_points == (3, 5)  # 5 fell inside the first run: now after it
+    assert merged.compaction_points == (3, 6)  # every round still compacts after the same turns
     # merging loses no text: the merged turn costs about what its turns did
-    assert abs(sum(message_tokens(t.turns[i]) for i in (2, 3, 4, 5)) - message_tokens(merged.turns[2])) <= 8
+    assert abs(sum(message_tokens(t.turns[i]) for i in (2, 3, 4)) - message_tokens(merged.turns[2])) <= 8
+
+
+def test_coalesce_keeps_a_call_whole_when_a_cut_point_falls_between_it_and_its_answer():
+    t = dataclasses.replace(_with_call(), compaction_points=(4, 9))
+    merged, groups = coalesce(t)
+    assert groups == {7: (7, 8)}  # filler b alone is no run; the call (3) and its answer (4) stay as they were
+    assert merged.turns[3].tool_calls and merged.turns[4].tool_call_id == "c1"
+    assert merged.compaction_points == (4, 8)
 
 
 def test_coalesce_keeps_both_halves_of_a_call_it_is_asked_to_keep():

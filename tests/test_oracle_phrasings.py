@@ -262,6 +262,9 @@ def test_tool_pairing_flags_orphans_both_ways():
     assert pairing(window[0], window[1]) == []
     assert pairing(window[1]) == ["the context keeps a result for c1 without the call before it"]
     assert pairing(window[0]) == ["the context keeps call c1 (read_file) but drops its result"]
+    # each finding names the call it is about, so shrinking keeps that call and its answer together
+    for kept in ((window[1],), (window[0],)):
+        assert [f.call_id for f in _flags("tool-pairing", Case(transcript, 3, 10_000, CompactionResult(kept)))] == ["c1"]
     # a call whose result had not arrived by the boundary is in flight, not orphaned
     assert _flags("tool-pairing", Case(Transcript(window, (), (1,)), 1, 10_000, CompactionResult((window[0],)))) == []
 

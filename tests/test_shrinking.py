@@ -113,3 +113,25 @@ def test_shrink_given_a_corpus_entry_uses_the_budget_the_entry_fails_at(tmp_path
     out = capsys.readouterr().out
     assert code == 1, out
     assert f"--budget {saved['budget']}" in out  # the reproduce line names the entry's budget
+
+
+def test_a_tail_compactor_splitting_a_call_from_its_answer_in_a_long_session_shrinks_to_a_few_turns(tmp_path):
+    # Where a window of the newest tokens ends decides this failure, several compactions into a session:
+    # shrinking must keep the rounds where they fired and the call with its answer.
+    from harness._app._runner import run
+
+    config = RunConfig(summarizer=TAIL, isolation="inline", quiet=True, examples=200, seed=1, max_turns=400,
+                       only=("tool-pairing",))
+    saver = CorpusSaver(tmp_path, summarizer=TAIL, budget=config.budget)
+    result = run(config, on_failure=saver)
+    assert [f.key for f in result.failures] == [("tool-pairing", None)]
+    failure = result.failures[0]
+    assert failure.original_turns > 40
+    assert len(failure.transcript.turns) <= failure.original_turns // 4
+    assert failure.shrink_stopped is None
+    # the call the finding names and its answer are still a call and an answer, not merged text
+    call_id = next(c.id for t in failure.transcript.turns for c in t.tool_calls if any(
+        u.tool_call_id == c.id for u in failure.transcript.turns))
+    assert call_id in failure.detail
+    replayed = replay_corpus(tmp_path, RunConfig(summarizer=TAIL, isolation="inline", quiet=True, only=("tool-pairing",)))
+    assert {o.status for o in replayed.outcomes} == {"failing"}

@@ -24,7 +24,8 @@ from typing import TypeVar
 
 from harness._base._model import Fate, Role, Transcript, Turn
 
-__all__ = ["without_turns", "prefix", "fact_units", "ledger_turns", "coalesce", "shortened", "ddmin", "minimize"]
+__all__ = ["without_turns", "prefix", "fact_units", "ledger_turns", "call_turns", "coalesce", "shortened", "ddmin",
+           "minimize"]
 
 T = TypeVar("T")
 
@@ -97,6 +98,12 @@ def ledger_turns(transcript: Transcript) -> frozenset[int]:
     return frozenset(turns)
 
 
+def call_turns(transcript: Transcript, call_id: str) -> frozenset[int]:
+    """The turns that make the call ``call_id`` or answer it."""
+    return frozenset(i for i, t in enumerate(transcript.turns)
+                     if t.tool_call_id == call_id or any(c.id == call_id for c in t.tool_calls))
+
+
 def _with_call_pairs(transcript: Transcript, turns: set[int]) -> set[int]:
     """``turns`` plus the answers to the calls they make and the calls their answers answer."""
     calls = {c.id: i for i, t in enumerate(transcript.turns) for c in t.tool_calls}
@@ -119,15 +126,18 @@ def coalesce(transcript: Transcript, keep: frozenset[int] = frozenset()) -> tupl
     """Merge every run of two or more turns outside ``keep`` and the ledger's turns into one turn
     carrying their text.
 
+    Runs stop at cut points, so every round compacts at the same place.
     Returns the new transcript and, per merged turn's new index, the old turns it stands for.
     ``keep`` is widened to both halves of every tool call it touches, so no call loses its answer.
     The merged turn takes the role most of its turns had (a tool result counts as the assistant's
     work): the text and its length are what a compactor sees; which message said it is not.
     """
-    keep = frozenset(_with_call_pairs(transcript, set(keep))) | ledger_turns(transcript)
+    points = set(transcript.compaction_points)
+    keep = frozenset(_with_call_pairs(transcript, set(keep) | _calls_across(transcript, points))) | ledger_turns(transcript)
     groups: list[list[int]] = []
     for i in range(len(transcript.turns)):
-        if i in keep or not groups or groups[-1][0] in keep:
+        # A run never spans a cut point: the rounds keep firing where they did, on the same turns.
+        if i in keep or not groups or groups[-1][0] in keep or i in points:
             groups.append([i])
         else:
             groups[-1].append(i)
@@ -142,6 +152,18 @@ def coalesce(transcript: Transcript, keep: frozenset[int] = frozenset()) -> tupl
     if not merged:
         return transcript, {}
     return _rebuilt(transcript, groups, turns), merged
+
+
+def _calls_across(transcript: Transcript, points: set[int]) -> set[int]:
+    """The turns of each tool call whose answer comes after a cut point: merging either half would
+    leave the other without its pair."""
+    calls = {c.id: i for i, t in enumerate(transcript.turns) for c in t.tool_calls}
+    out = set()
+    for i, turn in enumerate(transcript.turns):
+        j = calls.get(turn.tool_call_id) if turn.tool_call_id is not None else None
+        if j is not None and any(j < p <= i for p in points):
+            out |= {i, j}
+    return out
 
 
 def _as_text(turn: Turn) -> str:

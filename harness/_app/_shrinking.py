@@ -26,6 +26,13 @@ What belongs where (the issue asked us to decide):
 - Facts are removed as units (``fact_units``), the single-fact transcript
   first: most failures are about one obligation, and ddmin over turns would
   otherwise spend checks discovering that a retraction needs its target.
+- Rounds: merging the filler freely first leaves a session of few rounds, so
+  every later check costs few calls. A failure several compactions into a
+  session usually needs its rounds where they fired; then they are pinned as
+  cut points and filler is merged only between them. A failure that needs a
+  window to end where it did (a tool result kept without its call) keeps the
+  turns it is about (``Finding.call_id``, the failing fact) and is retried at
+  the budgets that put the window's edge back beside them.
 """
 
 from __future__ import annotations
@@ -37,7 +44,8 @@ from dataclasses import dataclass
 from harness._base._model import Transcript, Turn
 from harness._base._tokens import TokenCounter, count_tokens, message_tokens
 from harness._app._judging import Evaluation, StopJudging, Violation
-from harness._app._minimize import coalesce, ddmin, fact_units, ledger_turns, minimize, prefix, shortened, without_turns
+from harness._app._minimize import (call_turns, coalesce, ddmin, fact_units, ledger_turns, minimize, prefix, shortened,
+                                    without_turns)
 
 __all__ = ["MIN_SHRUNK_BUDGET", "Shrunk", "Shrinker"]
 
@@ -123,8 +131,11 @@ class Shrinker:
     def shrink(self) -> None:
         """Apply every move once, then the cheap ones again on what delta debugging left."""
         self._cut_after_failure()
-        self._coalesce()  # before pinning: the turns either side of a pin would have to stay unmerged
-        self._pin_compactions()
+        # Merging first leaves a session of few rounds, so every later check is cheap; when the failure
+        # needs its rounds where they were, pin them, and merge only between them.
+        if not self._coalesce(thorough=False):
+            self._pin_compactions()
+            self._coalesce()
         self._lower_budget()  # before dropping facts: at a lower budget the filler alone pushes hard enough
         self._one_fact()
         self._lower_budget()
@@ -132,9 +143,11 @@ class Shrinker:
         for _ in range(2):
             before = self.transcript
             self._pin_compactions()
-            self._drop_turns()
+            # The capped, budget-lowering pass first: for a failure that depends on where a window
+            # ends it removes what plain ddmin cannot, and it leaves plain ddmin fewer turns to try.
             if len(self.transcript.turns) > COMPENSATE_ABOVE:
                 self._drop_turns_with_budget()
+            self._drop_turns()
             self._coalesce()
             self._lower_budget()
             self._trim_merged()
@@ -185,21 +198,61 @@ class Shrinker:
             self._merged[merged.turns[index]] = sum(self._merged.get(transcript.turns[i], 1) for i in group)
         return merged if groups else None
 
-    def _coalesce(self) -> None:
+    def _coalesce(self, *, thorough: bool = True) -> bool:
         """Merge the filler runs; if the failure needs some turn at a cut point (a tool call cut from
-        its answer), merge again keeping the turns either side of every cut point."""
+        its answer), merge again keeping the turns either side of every cut point, then (``thorough``)
+        the turns the failure is about as well. Whether a merged transcript still fails.
+
+        Each merged candidate is also tried with merged turns capped (one larger than the budget
+        changes what a window can hold) and, when ``thorough``, at the budgets that keep the window's
+        edge where it was relative to the failure (``_edge_budgets``)."""
         transcript = self.transcript
         n = len(transcript.turns)
         around = frozenset(i for p in transcript.compaction_points for i in (p - 1, p) if 0 <= i < n)
-        for keep in (frozenset(), around):
+        keeps = (frozenset(), around, around | self._subject(transcript)) if thorough else (frozenset(), around)
+        tried: set[Transcript] = set()
+        for keep in keeps:
             merged = self._merged_version(transcript, keep)
             if merged is None:
-                return
-            if self.still_fails(merged):
-                return
-            capped = self._capped(merged, self.budget // 2)  # merged work larger than the budget changes when rounds fire
-            if capped is not None and self.still_fails(capped):
-                return
+                return False
+            if merged in tried:
+                continue
+            tried.add(merged)
+            shares = (2, 8) if thorough else (2,)
+            candidates = [merged, *(c for share in shares if (c := self._capped(merged, self.budget // share)) is not None)]
+            for candidate in candidates:
+                if self.still_fails(candidate):
+                    return True
+                if thorough and any(self.still_fails(candidate, b) for b in self._edge_budgets(transcript, candidate)):
+                    return True
+        return False
+
+    def _subject(self, transcript: Transcript) -> frozenset[int]:
+        """The turns the failure is about: the failing fact's unit, or the tool call it names."""
+        finding = self.violation[0]
+        turns = set(fact_units(transcript).get(finding.fact_id, ()))
+        if finding.call_id is not None:
+            turns |= call_turns(transcript, finding.call_id)
+        return frozenset(turns)
+
+    def _edge_budgets(self, before: Transcript, after: Transcript) -> list[int]:
+        """Budgets at which a compactor that keeps the newest (or the oldest) tokens of ``after`` cuts
+        as close to the failure's turns as it did in ``before``: the budget less what the reduction
+        took from the tokens after those turns (or before them). Counted with our counter, so close
+        to the compactor's own count, not equal."""
+        old, new = self._subject(before), self._subject(after)
+        if not old or not new:
+            return []
+
+        def tokens(t: Transcript, indices) -> int:
+            return sum(message_tokens(t.turns[i], self._counter) for i in indices)
+
+        after_old = tokens(before, range(max(old) + 1, len(before.turns)))
+        after_new = tokens(after, range(max(new) + 1, len(after.turns)))
+        head_old, head_new = tokens(before, range(min(old))), tokens(after, range(min(new)))
+        floor = self._budget_floor()
+        budgets = [self.budget - (after_old - after_new), self.budget - (head_old - head_new)]
+        return [b for b in dict.fromkeys(budgets) if floor <= b < self.budget]
 
     def _capped(self, transcript: Transcript, tokens: int) -> Transcript | None:
         """``transcript`` with each merged turn cut to about ``tokens`` (None if none is longer)."""
