@@ -11,7 +11,8 @@ compactor returns:
 - ``rewritten``: the whole window's text in one system message, nothing verbatim (worst case);
 - ``markdown``: one bullet per message under headings, in one message (worst case too).
 
-Each is judged ``cold`` (every cache emptied first: text nobody has read) and as the ``next round``
+Each is judged ``cold`` (every cache of what was read emptied first, compiled patterns kept: text
+nobody has read, in a process that has judged before) and as the ``next round``
 of a session (the previous round's context, the same shape over a window 5% shorter, was judged
 first: what each compaction of a session and each shrinking check costs). Beside the milliseconds:
 the time as a multiple of one regex scan of the same text (``\\w+|[^\\w\\s]``, measured in the same
@@ -84,12 +85,17 @@ def _shape(name: str, window) -> CompactionResult:
     return CompactionResult((Turn(Role.SYSTEM, "\n".join(lines)),))
 
 
+# Compiled patterns depend on the rules and the literals, not on the text: a process compiles them
+# once, so "cold" keeps them and empties every cache of what was read.
+_PATTERN_CACHES = {"phrase_pattern", "literal_pattern", "_status_pattern", "_opening_pattern", "_masker"}
+
+
 def _clear_caches() -> None:
     for name, module in list(sys.modules.items()):
         if not name.startswith(("oracles", "harness")):
             continue
-        for value in vars(module).values():
-            if isinstance(value, functools._lru_cache_wrapper):
+        for key, value in vars(module).items():
+            if isinstance(value, functools._lru_cache_wrapper) and key not in _PATTERN_CACHES:
                 value.cache_clear()
 
 

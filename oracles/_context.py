@@ -416,12 +416,16 @@ class Context:
         if not phrases:
             return []
         phrases = tuple(phrases)
-        opening = self._units.get(("opening", phrases))
-        if opening is None:
-            opening = self._units[("opening", phrases)] = tuple(
-                i for i, part in enumerate(self.parts) if _may_open(part, phrases) or "\\" in part)
+        first = max(after[0], 0)
+        # Which messages may open a sentence with a phrase, from ``first`` on; only the messages after
+        # the earliest statement any caller asked about are ever scanned.
+        scanned_from, opening = self._units.get(("opening", phrases), (len(self.parts), ()))
+        if first < scanned_from:
+            opening = tuple(i for i in range(first, scanned_from)
+                            if _may_open(self.parts[i], phrases) or "\\" in self.parts[i]) + opening
+            self._units[("opening", phrases)] = (first, opening)
         out = []
-        for i in opening[bisect.bisect_left(opening, after[0]):]:
+        for i in opening[bisect.bisect_left(opening, first):]:
             text = part_reading(self.parts[i])
             out.extend(c for a, b in _pieces(text, "sentence") if (c := Clause.of(text[a:b], self.lowered, (i, a))).order > after)
         return out

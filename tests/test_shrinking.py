@@ -135,3 +135,47 @@ def test_a_tail_compactor_splitting_a_call_from_its_answer_in_a_long_session_shr
     assert call_id in failure.detail
     replayed = replay_corpus(tmp_path, RunConfig(summarizer=TAIL, isolation="inline", quiet=True, only=("tool-pairing",)))
     assert {o.status for o in replayed.outcomes} == {"failing"}
+
+
+def test_a_failure_rounds_into_a_session_restarts_from_the_request_of_the_failing_round():
+    # A verbatim compactor carries source turns from round to round, so the request of the round that
+    # dropped the fact is itself a transcript: one check, answered by the call cache, replaces a
+    # session of many rounds.
+    from harness import Fact, FactKind, Polarity, Transcript, Turn
+    from harness._app._judging import judge_session
+    from harness._app._shrinking import Shrinker
+    from harness._base._compact import compact_once
+    from harness.summarizers.naive import tail
+
+    filler = [Turn(Role.USER if i % 2 else Role.ASSISTANT, f"step {i}: ran the linter on module_{i} and read its log")
+              for i in range(300)]
+    turns = (*filler[:150], Turn(Role.USER, "Never write to s3://acme-prod-77/ from this job."), *filler[150:])
+    transcript = Transcript(turns, (Fact("P", FactKind.PROHIBITION, ("s3://acme-prod-77/",), 150, Polarity.FORBID),), ())
+    key = ("literal-verbatim", "prohibition")
+    calls = []
+
+    def summarize(request):
+        calls.append(request.turns)
+        return compact_once(tail, request, protocol="messages")
+
+    cache = {}
+
+    def cached(request):
+        if request.turns not in cache:
+            cache[request.turns] = summarize(request)
+        return cache[request.turns]
+
+    def judge(candidate, budget):
+        return judge_session(candidate, cached, budget=budget, until=key)
+
+    first = judge(transcript, 300)
+    finding, index, boundary, _ = first.violations[key]
+    assert index > 2  # the fact was kept for several rounds before a round dropped it
+    shrinker = Shrinker(key, transcript, first.violations[key], 300, judge)
+    shrinker._cut_after_failure()
+    before = len(calls)
+    shrinker._from_failing_request()
+    assert len(calls) == before  # the candidate's one request is the failing round's: the cache answers it
+    assert shrinker.transcript.compaction_points == (len(shrinker.transcript.turns),)
+    assert len(shrinker.transcript.turns) == len(first.contexts[key])
+    assert shrinker.still_fails(shrinker.transcript)

@@ -4,7 +4,7 @@ import json
 import re
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from harness import FactKind, InvalidArgument, Role, SchemaError, Status, dumps, live_facts, loads
@@ -436,6 +436,10 @@ def test_every_decoy_turn_is_placed_after_its_target_is_stated(skeleton):
     transcript = expand(skeleton)
     rendered = _decoy_events(skeleton, _all_literals(skeleton))
     texts = [(t.role, t.text) for e, _, _ in rendered for t in e.turns if t.text]
+    # A decoy that could only restate a ledger literal (a stale gating value that is the old value
+    # itself) is not rendered; such skeletons say nothing about placement, and Hypothesis's health
+    # check fails the test if most skeletons were like that.
+    assume(texts)
     positions = {(t.role, t.text): i for i, t in enumerate(transcript.turns)}
     for event, after_fate, _ in rendered:
         fact = transcript.facts[[f.id for f in transcript.facts].index(f"F{event.spec}")]
@@ -446,7 +450,6 @@ def test_every_decoy_turn_is_placed_after_its_target_is_stated(skeleton):
             assert at > fact.origin_turn, (turn.text, fact)
             if after_fate:
                 assert fact.fate.turn is not None and at > fact.fate.turn, (turn.text, fact)
-    assert len(texts) >= 1
 
 
 @pytest.mark.parametrize("kind", [DecoyKind.OLD_VALUE, DecoyKind.STALE, DecoyKind.PASSING])

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness._base._errors import InfraError
-from harness._base._model import Transcript
+from harness._base._model import Transcript, Turn
 from harness._base._protocol import CompactionRequest, CompactionResult, result_to_dict
 from harness._base._tokens import TokenCounter, count_tokens
 from harness._app._session import SessionConfig, run_session
@@ -45,6 +45,8 @@ class Evaluation:
     infra: InfraError | None = None
     boundaries: tuple[int, ...] = ()
     stopped: bool = False  # StopJudging ended the session before its end
+    # Per violation, the messages the round that showed it was given (its carried context and new turns).
+    contexts: dict[tuple[str, str | None], tuple[Turn, ...]] = field(default_factory=dict)
 
     def describe(self) -> list[str]:
         """One readable line per violation."""
@@ -84,7 +86,9 @@ def judge_session(transcript: Transcript, summarize: Callable[[CompactionRequest
                 ev.degradations.append(finding.invariant)
                 continue
             key = (finding.invariant, finding.fact_kind)
-            ev.violations.setdefault(key, (finding, rnd.index, rnd.boundary, result_to_dict(rnd.result)))
+            if key not in ev.violations:
+                ev.violations[key] = (finding, rnd.index, rnd.boundary, result_to_dict(rnd.result))
+                ev.contexts[key] = rnd.request.turns
         return early and until in ev.violations
 
     def on_round(rnd) -> bool:

@@ -26,10 +26,14 @@ What belongs where (the issue asked us to decide):
 - Facts are removed as units (``fact_units``), the single-fact transcript
   first: most failures are about one obligation, and ddmin over turns would
   otherwise spend checks discovering that a retraction needs its target.
-- Rounds: merging the filler freely first leaves a session of few rounds, so
-  every later check costs few calls. A failure several compactions into a
-  session usually needs its rounds where they fired; then they are pinned as
-  cut points and filler is merged only between them. A failure that needs a
+- Rounds: every check costs a call per round the session makes, so a failure
+  that showed many rounds into a session first restarts from the request of
+  that round (``_from_failing_request``): for a compactor that keeps messages
+  verbatim it is a transcript of source turns that fails in one round, and the
+  call cache answers the check. Merging the filler freely leaves a session of
+  few rounds, so every later check costs few calls; a failure that needs its
+  rounds where they fired has them pinned as cut points instead, and filler is
+  merged only between them. A failure that needs a
   window to end where it did (a tool result kept without its call) keeps the
   turns it is about (``Finding.call_id``, the failing fact) and is retried at
   the budgets that put the window's edge back beside them.
@@ -58,6 +62,7 @@ MIN_SHRUNK_BUDGET = 100
 #: at most this many checks (a guess at the compactor's token count: worth a few calls, not hundreds).
 COMPENSATE_ABOVE = 4
 COMPENSATED_CHECKS = 40
+COMPENSATED_MISSES = 10  # ... and it stops after this many checks in a row that lost the failure
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,6 +136,7 @@ class Shrinker:
     def shrink(self) -> None:
         """Apply every move once, then the cheap ones again on what delta debugging left."""
         self._cut_after_failure()
+        self._from_failing_request()
         # Merging first leaves a session of few rounds, so every later check is cheap; when the failure
         # needs its rounds where they were, pin them, and merge only between them.
         if not self._coalesce(thorough=False):
@@ -161,6 +167,29 @@ class Shrinker:
         boundary = self.violation[2]
         if boundary is not None and boundary < len(self.transcript.turns):
             self.still_fails(prefix(self.transcript, boundary))
+
+    def _from_failing_request(self) -> None:
+        """A failure several rounds into a session, from a compactor that keeps messages verbatim, is
+        the failing round's own request compacted once: the source turns that request held, in order,
+        with one round at their end. One check (the cache answers it when the request is the same)
+        instead of shrinking a session of a hundred rounds, each check of which costs a call a round.
+        A request holding a message the source does not (a summary) is not this move's case."""
+        _, index, boundary, _ = self.violation
+        messages = self.evaluate(self.transcript).contexts.get(self.key)
+        if not index or boundary is None or not messages:
+            return
+        turns, kept, j = self.transcript.turns, [], 0
+        for message in messages:
+            while j < boundary and turns[j] != message:
+                j += 1
+            if j >= boundary:
+                return
+            kept.append(j)
+            j += 1
+        dropped = set(range(len(turns))) - set(kept)
+        if dropped:
+            candidate = without_turns(self.transcript, dropped)
+            self.still_fails(dataclasses.replace(candidate, compaction_points=(len(candidate.turns),)))
 
     def _pin_compactions(self) -> None:
         """Make the rounds that fired into cut points, so removing text before a round does not stop
@@ -327,10 +356,17 @@ class Shrinker:
         free = [i for i in range(len(base.turns)) if i not in ledger]
         floor = self._budget_floor()
 
+        misses = 0
+
         def fails(kept: list[int]) -> bool:
+            nonlocal misses
+            if misses >= COMPENSATED_MISSES:
+                return False  # the guess at the compactor's count is not landing: stop paying for it
             dropped = set(free) - set(kept)
             lower = budget - sum(message_tokens(base.turns[i], self._counter) for i in dropped)
-            return lower >= floor and self.still_fails(without_turns(base, dropped), lower)
+            failed = lower >= floor and self.still_fails(without_turns(base, dropped), lower)
+            misses = 0 if failed else misses + 1
+            return failed
 
         if len(free) > 1:
             ddmin(free, fails, max_checks=COMPENSATED_CHECKS)
