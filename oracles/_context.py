@@ -172,21 +172,48 @@ def _line_at(text: str, start: int, end: int) -> tuple[int, int]:
     return left, len(text) if right < 0 else right
 
 
-def _separators(text: str, unit: str, line: tuple[int, int]) -> tuple[tuple[int, int], ...]:
+class _Lines:
+    """The lines of one text found so far, each with its separators for a unit: every occurrence on a
+    line already found costs a binary search, not a scan to the line's ends (a message of one long line
+    holding a literal thousands of times would be quadratic)."""
+
+    def __init__(self, text: str, unit: str):
+        self.text, self.unit = text, unit
+        self._lefts: list[int] = []
+        self._lines: list[tuple[int, int]] = []
+        self._seps: list[tuple[list[int], list[int]]] = []
+
+    def span(self, start: int, end: int) -> tuple[int, int]:
+        """The ``unit`` piece holding ``text[start:end]``."""
+        i = bisect.bisect_right(self._lefts, start) - 1
+        if i < 0 or end > self._lines[i][1]:
+            line = _line_at(self.text, start, end)
+            i = bisect.bisect_left(self._lefts, line[0])
+            self._lefts.insert(i, line[0])
+            self._lines.insert(i, line)
+            self._seps.insert(i, _separators(self.text, self.unit, line))
+        return _unit_span(self._seps[i], self._lines[i], start, end)
+
+
+def _separators(text: str, unit: str, line: tuple[int, int]) -> tuple[list[int], list[int]]:
+    """Where each ``unit`` separator on ``line`` starts and where it ends (two sorted lists)."""
     left, right = line
     if unit == "line":
-        return ()
+        return [], []
     # One character past the line, so a separator may end on its newline exactly as a whole-text split would.
-    return tuple(m.span() for m in _SEPARATORS[unit].finditer(text, left, min(right + 1, len(text))) if m.start() < right)
+    spans = [m.span() for m in _SEPARATORS[unit].finditer(text, left, min(right + 1, len(text))) if m.start() < right]
+    return [a for a, _ in spans], [b for _, b in spans]
 
 
-def _unit_span(text: str, seps: tuple[tuple[int, int], ...], line: tuple[int, int], start: int, end: int) -> tuple[int, int]:
-    """The piece of ``line`` between the separators around ``text[start:end]``."""
+def _unit_span(seps: tuple[list[int], list[int]], line: tuple[int, int], start: int, end: int) -> tuple[int, int]:
+    """The piece of ``line`` between the separators around ``[start, end)``: two binary searches, so a
+    line holding the literal many times costs what its separators cost, once."""
     left, right = line
-    ends = [e for _, e in seps]
+    starts, ends = seps
     i = bisect.bisect_right(ends, start)  # separators wholly before the occurrence
     a = ends[i - 1] if i else left
-    b = next((s for s, _ in seps[i:] if s >= end), right)
+    j = bisect.bisect_left(starts, end, i)  # the first separator after it
+    b = starts[j] if j < len(starts) else right
     return a, min(b, right)
 
 
@@ -199,12 +226,9 @@ def unit_spans(text: str, unit: str, literal: str) -> tuple[tuple[int, int], ...
     keeps at every compaction.
     """
     out: list[tuple[int, int]] = []
-    lines: dict[tuple[int, int], tuple[tuple[int, int], ...]] = {}
+    lines = _Lines(text, unit)
     for start, end in token_spans(text, literal):
-        line = _line_at(text, start, end)
-        if line not in lines:
-            lines[line] = _separators(text, unit, line)
-        span = _unit_span(text, lines[line], line, start, end)
+        span = lines.span(start, end)
         if not out or out[-1] != span:
             out.append(span)
     return tuple(out)
@@ -375,12 +399,11 @@ class Context:
         out: list[Clause] = []
         for i in sorted({i for n in needles for i in self._parts_holding(n)}):
             text = part_reading(self.parts[i])
-            spans = set()
+            spans, lines = set(), _Lines(text, "clause")
             for needle in needles:
                 at = text.find(needle)
                 while at >= 0:
-                    line = _line_at(text, at, at + len(needle))
-                    spans.add(_unit_span(text, _separators(text, "clause", line), line, at, at + len(needle)))
+                    spans.add(lines.span(at, at + len(needle)))
                     at = text.find(needle, at + 1)
             out.extend(Clause.of(text[a:b], self.lowered, (i, a)) for a, b in sorted(spans) if text[a:b].strip())
         return out

@@ -41,7 +41,7 @@ def test_token_spans_respect_whole_tokens():
 # -- units found from a literal's occurrences equal the units of splitting the whole reading --------
 
 from harness import CompactionResult, Role, Turn  # noqa: E402
-from oracles._context import _CLAUSE_SPLIT, _SENTENCE_SPLIT, Context  # noqa: E402
+from oracles._context import _CLAUSE_SPLIT, _SENTENCE_SPLIT, Context, part_reading  # noqa: E402
 from oracles._rules import DEFAULT_RULES  # noqa: E402
 
 _WORDS = ["x1", "s3://b/", "v1.2", "but", "However", "so", "while", ",", ".", ";", "!", "?", " ", " ", " ", "\n",
@@ -53,9 +53,10 @@ _SPLITS = {"clause": _CLAUSE_SPLIT.split, "sentence": _SENTENCE_SPLIT.split, "li
 @settings(max_examples=300)
 @given(messages=st.lists(_MESSAGE, min_size=1, max_size=4), literal=st.sampled_from(["x1", "s3://b/", "v1.2", "1.2"]),
        unit=st.sampled_from(sorted(_SPLITS)))
-def test_units_with_a_literal_are_the_pieces_of_the_whole_split(messages, literal, unit):
+def test_units_with_a_literal_are_the_pieces_of_each_messages_whole_split(messages, literal, unit):
     context = Context(CompactionResult(tuple(Turn(Role.USER, m) for m in messages)), DEFAULT_RULES)
-    whole = [piece.strip() for piece in _SPLITS[unit](context.reading) if piece and piece.strip()]
+    # Each message is read on its own: the pieces of splitting each message's whole reading.
+    whole = [piece.strip() for m in messages for piece in _SPLITS[unit](part_reading(m)) if piece and piece.strip()]
     expected = [piece for piece in whole if has_token(piece, literal)]
     found = context.units_with(unit, literal)
     assert [c.text for c in found] == expected
