@@ -18,7 +18,7 @@ from harness._base._protocol import CompactionResult, LedgerEntry
 from oracles._reading import reading_lines
 from oracles._rules import UNITS, ProseRules
 
-__all__ = ["Context", "Clause", "UNITS", "has_token", "literal_pattern", "call_text", "part_reading", "unit_spans"]
+__all__ = ["Context", "Clause", "UNITS", "has_token", "literal_pattern", "call_text", "line_at", "part_reading", "unit_spans"]
 
 _SENTENCE_SPLIT = re.compile(r"(?:[.!?](?=\s|$))|\n+")
 _CLAUSE_SPLIT = re.compile(r"(?:[.!?;](?=\s|$))|\n+|\s+(?:but|whereas|however|although|while)\s+|,\s+so\s+",
@@ -165,7 +165,7 @@ class Clause:
 _SEPARATORS = {"clause": _CLAUSE_SPLIT, "sentence": _SENTENCE_SPLIT}
 
 
-def _line_at(text: str, start: int, end: int) -> tuple[int, int]:
+def line_at(text: str, start: int, end: int) -> tuple[int, int]:
     """The line of ``text`` holding ``text[start:end]``."""
     left = text.rfind("\n", 0, start) + 1
     right = text.find("\n", end)
@@ -187,7 +187,7 @@ class _Lines:
         """The ``unit`` piece holding ``text[start:end]``."""
         i = bisect.bisect_right(self._lefts, start) - 1
         if i < 0 or end > self._lines[i][1]:
-            line = _line_at(self.text, start, end)
+            line = line_at(self.text, start, end)
             i = bisect.bisect_left(self._lefts, line[0])
             self._lefts.insert(i, line[0])
             self._lines.insert(i, line)
@@ -234,6 +234,9 @@ def unit_spans(text: str, unit: str, literal: str) -> tuple[tuple[int, int], ...
     return tuple(out)
 
 
+_NEWLINES = re.compile(r"\n")
+
+
 def _pieces(text: str, unit: str) -> list[tuple[int, int]]:
     """Every non-blank ``unit`` piece of ``text`` as a span (the whole-text split, for the full lists)."""
     bounds, at = [], 0
@@ -244,8 +247,6 @@ def _pieces(text: str, unit: str) -> list[tuple[int, int]]:
     bounds.append((at, len(text)))
     return [(a, b) for a, b in bounds if text[a:b].strip()]
 
-
-_NEWLINES = re.compile(r"\n")
 
 
 @functools.lru_cache(maxsize=16384)
@@ -318,7 +319,8 @@ class Context:
         object.__setattr__(self, "text", "\n".join(parts))
         object.__setattr__(self, "call_ids", frozenset(ids))
         object.__setattr__(self, "lowered", frozenset(lit.lower() for lit in self.literals))
-        object.__setattr__(self, "_units", {})
+        object.__setattr__(self, "_units", {})  # (unit, literal) -> units
+        object.__setattr__(self, "_opening", {})  # phrases -> (first message scanned, messages that may open)
 
     # -- the whole reading (built on first use) ---------------------------------------------------
 
@@ -442,11 +444,11 @@ class Context:
         first = max(after[0], 0)
         # Which messages may open a sentence with a phrase, from ``first`` on; only the messages after
         # the earliest statement any caller asked about are ever scanned.
-        scanned_from, opening = self._units.get(("opening", phrases), (len(self.parts), ()))
+        scanned_from, opening = self._opening.get(phrases, (len(self.parts), ()))
         if first < scanned_from:
             opening = tuple(i for i in range(first, scanned_from)
                             if _may_open(self.parts[i], phrases) or "\\" in self.parts[i]) + opening
-            self._units[("opening", phrases)] = (first, opening)
+            self._opening[phrases] = (first, opening)
         out = []
         for i in opening[bisect.bisect_left(opening, first):]:
             text = part_reading(self.parts[i])
@@ -462,7 +464,7 @@ class Context:
         for literal in set(literals):
             for a, b in token_spans(self.text, literal):
                 i = bisect.bisect_right(starts, a) - 1
-                cut.setdefault(i, set()).add(_line_at(self.parts[i], a - starts[i], b - starts[i]))
+                cut.setdefault(i, set()).add(line_at(self.parts[i], a - starts[i], b - starts[i]))
         out = list(self.parts)
         for i, lines in cut.items():
             part, kept, at = out[i], [], 0

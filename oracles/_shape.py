@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from harness._base._model import FactKind, Role
 from harness._base._tokens import count_tokens
-from oracles._context import identifier_tokens, near_miss_among
+from oracles._context import identifier_tokens, line_at, near_miss_among
 from oracles._core import Case, Finding, Severity, oracle
 
 
@@ -59,13 +59,11 @@ def _spent_on_nothing_live(case: Case) -> tuple[int, str | None]:
         near = near_miss_among(literal, tokens, case.context.rules.near_miss_ratio)
         if near is not None:
             part = next(part for part in idle if near in part)
-            return spent, _clip(_line_at(part, part.index(near)))
+            start = part.index(near)
+            left, right = line_at(part, start, start + len(near))
+            return spent, _clip(part[left:right].strip())
     longest = max((line.strip() for part in idle for line in part.split("\n")), key=len)
     return spent, _clip(longest)
-
-
-def _line_at(text: str, at: int) -> str:
-    return text[text.rfind("\n", 0, at) + 1: (text.find("\n", at) + 1 or len(text) + 1) - 1].strip()
 
 
 def _tokens(text: str, counter) -> int:

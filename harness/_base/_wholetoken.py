@@ -37,11 +37,13 @@ def token_spans(text: str, literal: str, start: int = 0, end: int | None = None)
     megabyte of context where the literal is absent. Like ``finditer``, occurrences do not overlap.
     """
     end = len(text) if end is None else end
-    pattern = literal_pattern(literal)
     if not literal:  # matches everywhere; find() would never advance
-        yield from (m.span() for m in pattern.finditer(text, start, end))
+        yield from (m.span() for m in literal_pattern(literal).finditer(text, start, end))
         return
     at = text.find(literal, start, end)
+    if at < 0:
+        return  # the usual case, decided without the pattern
+    pattern = literal_pattern(literal)
     while at >= 0:
         if pattern.match(text, at, end):
             yield at, at + len(literal)
