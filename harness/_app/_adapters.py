@@ -1,30 +1,94 @@
 """The summarizer under test, called the one way the whole harness calls it.
 
 A summarizer is untrusted code: it may raise, hang, exit, print, return
-garbage or something enormous, mutate its input, or echo a secret. Each call
-goes through the cache, then through a worker process (or inline), and what
-comes back is normalised, size-checked and redacted before anyone judges,
-caches, reports or saves it. Each failure becomes an ``InfraError``, reported
-apart from invariant violations, never a crash of the harness.
+garbage or something enormous, mutate its input, or echo a secret. Whatever
+adapter reaches it (``harness._app._transport``: a Python function in a worker
+process or inline, a server over HTTP, an OpenAI-compatible model, a
+subprocess), each call goes through the cache, and what comes back is
+normalised, size-checked and redacted before anyone judges, caches, reports
+or saves it. Each failure becomes an ``InfraError``, reported apart from
+invariant violations, never a crash of the harness.
+
+One ``Summarizer`` may be called from ``jobs`` threads at once: it keeps up to
+that many adapter instances (worker processes, connections, subprocesses),
+each serving one call at a time.
 """
 
 from __future__ import annotations
 
-import contextlib
-import io
+import dataclasses
+import heapq
+import statistics
+import threading
+import time
+from dataclasses import dataclass, field
 from typing import Any
 
-from harness._base._calling import DEFAULT_MAX_RESULT_CHARS, call_once, output_tail, valid_text
+from harness._base._calling import DEFAULT_MAX_RESULT_CHARS, valid_text
 from harness._base._errors import InfraError, InvalidArgument, MalformedResult, SpecError
-from harness._base._protocol import PROTOCOLS, CompactionRequest, CompactionResult, resolve_protocol, result_from_dict
+from harness._base._protocol import PROTOCOLS, CompactionRequest, CompactionResult, result_from_dict
 from harness._app._cache import CallCache
-from harness._app._loading import code_fingerprint, load_callable, load_module
 from harness._app._redact import Redactor
-from harness._app._worker import DEFAULT_LOAD_TIMEOUT, Worker
+from harness._app._cmd_adapter import CommandTransport
+from harness._app._http_adapter import HttpTransport
+from harness._app._openai_adapter import OpenAITransport
+from harness._app._python_adapter import InlineTransport, ProcessTransport
+from harness._app._transport import Setup, Transport
+from harness._app._worker import DEFAULT_LOAD_TIMEOUT
 
-__all__ = ["Summarizer", "ISOLATIONS"]
+__all__ = ["Summarizer", "CallStats", "ISOLATIONS", "ADAPTERS", "is_remote"]
 
 ISOLATIONS = ("process", "inline")
+
+#: Spec prefix -> adapter class, constructed as ``cls(spec, setup)``; a spec with none of these prefixes is a
+#: Python function (``ProcessTransport``, or ``InlineTransport`` with ``--inline``). See ``harness._app._transport``.
+ADAPTERS: dict[str, type] = {
+    "openai:": OpenAITransport,
+    "http://": HttpTransport,
+    "https://": HttpTransport,
+    "cmd:": CommandTransport,
+}
+
+
+def adapter_for(spec: str, isolation: str = "process") -> type:
+    """The adapter class a spec names."""
+    for prefix, cls in ADAPTERS.items():
+        if spec.startswith(prefix):
+            return cls
+    return InlineTransport if isolation == "inline" else ProcessTransport
+
+
+def is_remote(spec: str) -> bool:
+    """Whether the spec names a summarizer outside Python (``--inline`` means nothing to it)."""
+    return adapter_for(spec) not in (ProcessTransport, InlineTransport)
+_KEEP_LARGEST = 8
+
+
+@dataclass
+class CallStats:
+    """What the summarizer's calls cost and showed, for the report (cache hits are ``CallCache.hits``)."""
+
+    calls: int = 0
+    retries: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    usage_known: bool = False
+    latencies: list[float] = field(default_factory=list)  # seconds per fresh call, retries included
+    asked_again: int = 0  # of ``calls``, those made with the cache bypassed (trials, determinism probes)
+    reasked: int = 0  # of those, requests the cache already held an answer to (comparable)
+    answered_differently: int = 0  # of those, answered differently from the answer held
+
+    @property
+    def tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+    def latency(self, share: float) -> float | None:
+        """The latency at ``share`` (0.5: the median) in seconds, or None without calls."""
+        if not self.latencies:
+            return None
+        if len(self.latencies) == 1:
+            return self.latencies[0]
+        return statistics.quantiles(self.latencies, n=100, method="inclusive")[round(share * 100) - 1]
 
 
 class Summarizer:
@@ -34,14 +98,18 @@ class Summarizer:
     ``version`` replaces the code fingerprint in cache keys, for summarizers whose
     answers depend on more than their Python code (a prompt file, a model name).
     ``extend`` modules are imported beside the summarizer (in its worker), so a
-    team's fact kinds are defined where it runs.
+    team's fact kinds are defined where it runs. ``jobs`` is how many calls may
+    run at once (``--inline`` always runs one at a time: redirecting prints is
+    process-wide).
     """
 
     def __init__(self, spec: str, *, protocol: str | None = None, timeout: float = 30.0,
                  isolation: str = "process", cache: CallCache | None = None,
                  max_result_chars: int = DEFAULT_MAX_RESULT_CHARS, version: str | None = None,
                  redactor: Redactor | None = None, recorded_protocol: str | None = None,
-                 load_timeout: float = DEFAULT_LOAD_TIMEOUT, extend: tuple[str, ...] = ()):
+                 load_timeout: float = DEFAULT_LOAD_TIMEOUT, extend: tuple[str, ...] = (), jobs: int = 1,
+                 base_url: str | None = None, prompt: str | None = None, api_key_env: str | None = None,
+                 retries: int = 4):
         if protocol is not None and protocol not in PROTOCOLS:
             raise InvalidArgument(f"--protocol {protocol!r}: expected 'messages' or 'rich'")
         if isolation not in ISOLATIONS:
@@ -50,28 +118,55 @@ class Summarizer:
             raise InvalidArgument(f"--timeout {timeout!r}: expected a number of seconds > 0")
         if max_result_chars < 1:
             raise InvalidArgument(f"--max-result-chars {max_result_chars!r}: expected a positive number")
+        if jobs < 1:
+            raise InvalidArgument(f"--jobs {jobs!r}: expected a whole number >= 1")
+        if retries < 0:
+            raise InvalidArgument(f"--retries {retries!r}: expected a whole number >= 0")
         self.spec = spec
         self.timeout = timeout
         self.isolation = isolation
         self.max_result_chars = max_result_chars
         self.cache = cache if cache is not None else CallCache()
-        self.redactor = redactor if redactor is not None else Redactor.from_environ()
-        self.calls = 0
-        self._worker = Worker(spec, protocol, recorded_protocol=recorded_protocol, max_result_chars=max_result_chars,
-                              load_timeout=load_timeout, redactor=self.redactor, extend=extend)
-        if isolation == "inline":  # the team's module runs in this process only when asked to
-            self._fn = load_callable(spec)
-            self.protocol = resolve_protocol(self._fn, protocol, recorded=recorded_protocol)
-            fingerprint = code_fingerprint(self._fn, also=tuple(load_module(m) for m in extend))
-        else:  # loaded in the worker, which reports how to call it: fail fast, with a clear SpecError
-            self._fn = None
-            try:
-                loaded = self._worker.load()
-            except SpecError as exc:
-                raise SpecError(self.redactor.redact(str(exc))) from None
-            self.protocol, fingerprint = loaded.protocol, loaded.fingerprint
-            self._worker.protocol = self.protocol
-        self.fingerprint = f"version:{version}" if version else fingerprint
+        # The run's redactor covers --redact-env and --api-key-env (``open_summarizer``); a library caller's too.
+        self.redactor = redactor if redactor is not None else \
+            Redactor.from_environ(extra_names=(api_key_env,) if api_key_env else ())
+        self.stats = CallStats()
+        self._largest: list[tuple[int, str, CompactionRequest]] = []  # a heap
+        self._inflight: dict[str, threading.Event] = {}  # requests being asked now, by cache key
+        self._local = threading.local()  # calls made by this thread (an example's own, under --jobs)
+        self._setup = Setup(protocol=protocol, recorded_protocol=recorded_protocol, max_result_chars=max_result_chars,
+                            redactor=self.redactor, load_timeout=load_timeout, extend=tuple(extend),
+                            base_url=base_url, prompt=prompt, api_key_env=api_key_env, retries=retries)
+        self._make = adapter_for(spec, isolation)
+        self._jobs = 1 if self._make is InlineTransport else jobs
+        self._idle: list[Transport] = []
+        self._made: list[Transport] = []
+        self._lock = threading.Lock()
+        self._free = threading.Condition(self._lock)
+        first = self._new_transport()
+        try:
+            loaded = first.load()  # fail fast, with a clear SpecError, before any example
+        except SpecError as exc:
+            first.close()
+            raise SpecError(self.redactor.redact(str(exc))) from None
+        self.protocol = loaded.protocol
+        self._setup = dataclasses.replace(self._setup, protocol=loaded.protocol)  # instances made later agree
+        self._idle.append(first)
+        self.fingerprint = f"version:{version}" if version else loaded.fingerprint
+
+    def _new_transport(self) -> Transport:
+        transport = self._make(self.spec, self._setup)
+        self._made.append(transport)
+        return transport
+
+    @property
+    def calls(self) -> int:
+        """Fresh calls made (cache misses and re-asks): what a spend cap counts."""
+        return self.stats.calls
+
+    def calls_in_this_thread(self) -> int:
+        """Fresh calls this thread made: what one session cost, whatever other threads did meanwhile."""
+        return getattr(self._local, "calls", 0)
 
     def __enter__(self) -> Summarizer:
         return self
@@ -80,43 +175,128 @@ class Summarizer:
         self.close()
 
     def close(self) -> None:
-        self._worker.close()
+        with self._lock:
+            made, self._made, self._idle = self._made, [], []
+        for transport in made:
+            transport.close()
 
     @property
     def worker_pid(self) -> int | None:
-        return self._worker.pid
+        return getattr(self._made[0], "pid", None) if self._made else None
+
+    def key(self, request: CompactionRequest) -> str:
+        return CallCache.key(self.spec, self.protocol, self.fingerprint, request)
 
     def __call__(self, request: CompactionRequest) -> CompactionResult:
-        key = CallCache.key(self.spec, self.protocol, self.fingerprint, request)
-        cached = self.cache.get(key)
+        key = self.key(request)
+        cached = self._cached(key)
         if cached is not None and "infra_error" not in cached:
             try:
                 return result_from_dict(cached)
             except MalformedResult as exc:
-                self.cache.discard(key, f"cache entry {key[:12]}: {exc}")
-                cached = None
+                with self._lock:
+                    self.cache.discard(key, f"cache entry {key[:12]}: {exc}")
+                cached = self._cached(key)
         if cached is None:
-            self.calls += 1
-            redact = self.redactor.redact
             try:
-                cached = self.redactor.redact_json(self._fresh(request))
-            except InfraError as exc:
-                cached = {"infra_error": [exc.kind, redact(valid_text(exc.message)), redact(valid_text(exc.output))]}
-            # Timeouts and crashes may be transient: remember them for this run only.
-            self.cache.put(key, cached, persist="infra_error" not in cached)
-        if "infra_error" in cached:
-            raise InfraError(*cached["infra_error"])
-        return result_from_dict(cached)
+                cached = self._ask(request)
+                with self._lock:  # timeouts and crashes may be transient: remember them for this run only
+                    self.cache.put(key, cached, persist="infra_error" not in cached)
+                    if "infra_error" not in cached:
+                        self._remember(request, key)
+            finally:
+                with self._lock:
+                    self._inflight.pop(key).set()
+        return _result(cached)
 
-    def _fresh(self, request: CompactionRequest) -> dict[str, Any]:
-        if self.isolation == "process":
-            result, _output = self._worker.call(request, self.timeout)
-            return result
-        printed = io.StringIO()
-        with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(printed):
-            try:
-                return call_once(self._fn, self.protocol, request, max_result_chars=self.max_result_chars,
-                                 redact=self.redactor.redact)
-            except InfraError as exc:
-                exc.output = output_tail(self.redactor.redact(printed.getvalue()))
-                raise
+    def _cached(self, key: str) -> dict[str, Any] | None:
+        """The cached answer, waiting for it when another thread is asking the same request right now (so
+        ``--jobs`` never asks one request twice, and a run's calls and cache hits do not depend on it).
+        None means: ask it (the key is then marked in flight until ``__call__`` is done)."""
+        while True:
+            with self._lock:
+                cached = self.cache.get(key)
+                if cached is not None:
+                    return cached
+                waiting = self._inflight.get(key)
+                if waiting is None:
+                    self._inflight[key] = threading.Event()
+                    return None
+            waiting.wait()
+
+    def _remember(self, request: CompactionRequest, key: str) -> None:
+        """Keep the ``_KEEP_LARGEST`` largest requests answered (by message count), for ``largest_requests``."""
+        entry = (len(request.turns), key, request)
+        if len(self._largest) < _KEEP_LARGEST:
+            heapq.heappush(self._largest, entry)
+        elif entry[:2] > self._largest[0][:2]:
+            heapq.heapreplace(self._largest, entry)
+
+    def largest_requests(self, n: int) -> list[CompactionRequest]:
+        """The ``n`` largest requests answered so far, largest first (the likeliest to show non-determinism)."""
+        with self._lock:
+            ranked = sorted(self._largest, key=lambda e: e[:2], reverse=True)
+        return [request for _, _, request in ranked[:n]]
+
+    def ask_again(self, request: CompactionRequest) -> CompactionResult:
+        """A fresh answer, the cache bypassed and left as it was (a trial): counted as re-asked, and as
+        answered differently when it differs from the answer the cache holds for the same request."""
+        key = self.key(request)
+        fresh = self._ask(request)
+        with self._lock:
+            self.stats.asked_again += 1
+            before = self.cache.get(key, count=False)
+            if before is not None and "infra_error" not in before and "infra_error" not in fresh:
+                self.stats.reasked += 1
+                self.stats.answered_differently += before != fresh
+            elif before is None:
+                self.cache.put(key, fresh, persist="infra_error" not in fresh)
+        return _result(fresh)
+
+    def _ask(self, request: CompactionRequest) -> dict[str, Any]:
+        """One fresh call through an idle adapter instance, as cacheable data (an error recorded as such)."""
+        transport = self._checkout()
+        redact = self.redactor.redact
+        start = time.monotonic()
+        answer = None
+        try:
+            answer = transport.call(request, self.timeout)
+            data = self.redactor.redact_json(answer.result)
+        except InfraError as exc:
+            data = {"infra_error": [exc.kind, redact(valid_text(exc.message)), redact(valid_text(exc.output))]}
+            retries = getattr(exc, "retries", 0)
+        else:
+            retries = answer.retries
+        finally:
+            self._checkin(transport)
+        self._local.calls = getattr(self._local, "calls", 0) + 1
+        with self._lock:
+            self.stats.calls += 1
+            self.stats.retries += retries
+            self.stats.latencies.append(time.monotonic() - start)
+            if answer is not None:
+                if answer.usage is not None:
+                    self.stats.usage_known = True
+                    self.stats.prompt_tokens += answer.usage.prompt_tokens
+                    self.stats.completion_tokens += answer.usage.completion_tokens
+        return data
+
+    def _checkout(self) -> Transport:
+        with self._free:
+            while not self._idle:
+                if len(self._made) < self._jobs:
+                    return self._new_transport()  # loaded on its first call (a worker starts on demand)
+                self._free.wait()
+            return self._idle.pop()
+
+    def _checkin(self, transport: Transport) -> None:
+        with self._free:
+            if transport in self._made:
+                self._idle.append(transport)
+                self._free.notify()
+
+
+def _result(cached: dict[str, Any]) -> CompactionResult:
+    if "infra_error" in cached:
+        raise InfraError(*cached["infra_error"])
+    return result_from_dict(cached)

@@ -42,9 +42,10 @@ class CallCache:
     def _path(self, key: str) -> Path:
         return self._dir / key[:2] / f"{key}.json"
 
-    def get(self, key: str) -> Any:
+    def get(self, key: str, *, count: bool = True) -> Any:
+        """The answer stored for ``key``, or None; ``count`` False looks without counting a hit (a comparison)."""
         if key in self._memory:
-            self.hits += 1
+            self.hits += count
             return self._memory[key]
         if self._dir is None:
             return None
@@ -60,7 +61,7 @@ class CallCache:
             self.discard(key, f"{path}: expected a cached result object with 'messages'")
             return None
         self._memory[key] = value
-        self.hits += 1
+        self.hits += count
         return value
 
     def discard(self, key: str, reason: str) -> None:

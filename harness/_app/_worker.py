@@ -72,9 +72,12 @@ class Worker:
         """Start the worker (if needed) and wait until it has loaded the summarizer."""
         ctx = multiprocessing.get_context("spawn")
         self._conn, child = ctx.Pipe()
+        # The kernel's parent-death signal follows the *thread* that started the child: a worker started
+        # by one of --jobs' threads would die with that thread, so those watch the process instead.
+        by_main_thread = threading.current_thread() is threading.main_thread()
         self._process = ctx.Process(target=_serve, args=(child, self.spec, self.protocol, self.recorded_protocol,
                                                          self.max_result_chars, os.getpid(), self.redactor,
-                                                         self.extend),
+                                                         self.extend, by_main_thread),
                                     daemon=True)
         self._process.start()
         child.close()
@@ -198,14 +201,15 @@ def _kill_group(pid: int) -> None:
 
 
 def _serve(conn, spec: str, protocol: str | None, recorded: str | None, max_result_chars: int,
-           parent_pid: int, redactor: Redactor, extend: tuple[str, ...]) -> None:  # pragma: no cover - child
+           parent_pid: int, redactor: Redactor, extend: tuple[str, ...],
+           by_main_thread: bool = True) -> None:  # pragma: no cover - child
     """The worker's main loop (runs in the child): load the summarizer, then answer requests.
 
     The ``--extend`` modules are imported first: a team's fact kinds must be
     defined here too, for the summarizer (or a bundled one) to state them.
     Secrets are redacted here too, before anything is shortened: a cut could leave half a key.
     """
-    _die_with_parent(parent_pid)
+    _die_with_parent(parent_pid, kernel=by_main_thread)
     os.setpgid(0, 0)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the harness decides when we stop
     _close_inherited(keep=conn.fileno())
@@ -243,8 +247,10 @@ def _close_inherited(*, keep: int) -> None:
     os.closerange(keep + 1, 256)
 
 
-def _die_with_parent(parent_pid: int) -> None:
+def _die_with_parent(parent_pid: int, *, kernel: bool = True) -> None:
     try:
+        if not kernel:
+            raise OSError("started by a thread other than the main one")
         libc = ctypes.CDLL(None, use_errno=True)
         if libc.prctl(1, signal.SIGKILL, 0, 0, 0) != 0:  # 1 = PR_SET_PDEATHSIG
             raise OSError(ctypes.get_errno(), "prctl")

@@ -15,9 +15,10 @@ from pathlib import Path
 from typing import Any
 
 from harness._base._errors import InfraError, MalformedResult
-from harness._base._protocol import CompactionRequest, request_key_material, result_from_return, result_to_dict
+from harness._base._protocol import (CompactionRequest, CompactionResult, request_key_material, result_from_return,
+                                     result_to_dict)
 
-__all__ = ["DEFAULT_MAX_RESULT_CHARS", "call_once", "output_tail", "valid_text"]
+__all__ = ["DEFAULT_MAX_RESULT_CHARS", "call_once", "checked_result", "output_tail", "valid_text"]
 
 #: Results larger than this (characters of the result as JSON) are an ``oversized`` infra error:
 #: a context far over any budget, and judging costs time in proportion to its size.
@@ -54,8 +55,17 @@ def call_once(fn: Callable[..., Any], protocol: str, request: CompactionRequest,
         where = f" (at {Path(frames[-1].filename).name}:{frames[-1].lineno})" if frames else ""
         raise InfraError("exception", f"the summarizer raised {type(exc).__name__}: "
                                       f"{_clip(redact(valid_text(str(exc))))}{where}") from exc
+    return checked_result(lambda: result_from_return(value), max_result_chars=max_result_chars, redact=redact)
+
+
+def checked_result(build: Callable[[], CompactionResult], *, max_result_chars: int = DEFAULT_MAX_RESULT_CHARS,
+                   redact: Callable[[str], str] = lambda text: text) -> dict[str, Any]:
+    """The result ``build`` reads, checked and as plain JSON data, or ``InfraError`` (malformed, oversized).
+
+    Shared by every adapter: a Python return value and a server's JSON answer are judged alike.
+    """
     try:
-        data = result_to_dict(result_from_return(value))
+        data = result_to_dict(build())
     except MalformedResult as exc:
         raise InfraError("malformed", str(exc)) from None
     except Exception as exc:  # an object that breaks while being read (a list whose items raise)

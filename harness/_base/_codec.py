@@ -22,7 +22,7 @@ from harness._base._model import (
 )
 from harness._base._schema import Reader, check_version
 
-__all__ = ["transcript_to_dict", "transcript_from_dict", "fact_to_dict", "dumps", "loads", "load"]
+__all__ = ["transcript_to_dict", "transcript_from_dict", "fact_to_dict", "fact_from_dict", "dumps", "loads", "load"]
 
 
 def _turn_to_dict(turn: Turn) -> dict[str, Any]:
@@ -87,6 +87,11 @@ def _fact_from(r: Reader) -> Fact:
         fate,
         details,
     )
+
+
+def fact_from_dict(data: Any, *, source: str = "<document>") -> Fact:
+    """Inverse of ``fact_to_dict``; a bad field raises ``SchemaError`` naming it."""
+    return _fact_from(Reader(data, source=source))
 
 
 def transcript_from_dict(data: Any, *, source: str = "<document>") -> Transcript:

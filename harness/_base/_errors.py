@@ -60,8 +60,9 @@ class MalformedResult(HarnessError, TypeError):
 
 #: How a summarizer can fail, as reported: ``exception`` (it raised or exited), ``timeout``,
 #: ``malformed`` (not a context), ``oversized`` (over the result size limit), ``mutated-input``,
-#: ``crashed`` (its worker process died).
-INFRA_KINDS = ("exception", "timeout", "malformed", "oversized", "mutated-input", "crashed")
+#: ``crashed`` (its worker process died), ``unavailable`` (a remote summarizer kept refusing: 429, 5xx or a
+#: dropped connection after every retry).
+INFRA_KINDS = ("exception", "timeout", "malformed", "oversized", "mutated-input", "crashed", "unavailable")
 
 
 class InfraError(HarnessError, RuntimeError):

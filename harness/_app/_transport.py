@@ -1,0 +1,76 @@
+"""How a summarizer is reached: one small adapter per kind of ``--summarizer`` spec.
+
+An adapter (a *transport*) only moves a request to the summarizer and its
+answer back. Everything else (the call cache, redaction, the spend cap,
+metrics, retries' accounting, judging) is done once, in
+``harness._app._adapters.Summarizer``, for every adapter alike.
+
+Adding an adapter: write a module with a class that has
+
+- ``load() -> Loaded``: start or check whatever is needed; raise ``SpecError``
+  (with a message naming the spec) when it can never work;
+- ``call(request, timeout) -> Answer``: one request; every failure an
+  ``InfraError`` of one of ``INFRA_KINDS``; the result already checked with
+  ``harness._base._calling.checked_result``;
+- ``close()``: release it (safe to call twice);
+
+then add its spec prefix and class to ``harness._app._adapters.ADAPTERS``. One instance
+serves one call at a time; ``--jobs K`` makes up to K instances.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from harness._base._calling import DEFAULT_MAX_RESULT_CHARS
+from harness._base._wire import Usage
+from harness._app._redact import Redactor
+
+__all__ = ["Loaded", "Answer", "Setup", "Transport"]
+
+
+@dataclass(frozen=True, slots=True)
+class Loaded:
+    """What an adapter found when loading: the protocol to call with, and a fingerprint for cache keys."""
+
+    protocol: str
+    fingerprint: str
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """One call's result (plain, checked JSON data), and what it cost."""
+
+    result: dict[str, Any]
+    output: str = ""  # the tail of what the summarizer printed, when it says
+    usage: Usage | None = None
+    retries: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Setup:
+    """Everything an adapter may need besides the spec: options of the run, none of them secret.
+
+    The API key is read from ``api_key_env`` when a request is sent, never stored here.
+    """
+
+    protocol: str | None = None
+    recorded_protocol: str | None = None
+    max_result_chars: int = DEFAULT_MAX_RESULT_CHARS
+    redactor: Redactor = field(default_factory=Redactor)
+    load_timeout: float = 120.0
+    extend: tuple[str, ...] = ()
+    base_url: str | None = None
+    prompt: str | None = None
+    api_key_env: str | None = None
+    retries: int = 4
+    retry_seed: int = 0
+
+
+class Transport(Protocol):
+    def load(self) -> Loaded: ...
+
+    def call(self, request, timeout: float) -> Answer: ...
+
+    def close(self) -> None: ...

@@ -1,0 +1,91 @@
+"""The JSON a summarizer outside Python is sent and answers with (``http://`` and ``cmd:`` specs).
+
+Version 1 of the request::
+
+    {"schema": "compaction-harness/request", "version": 1, "protocol": "messages" | "rich",
+     "budget": <tokens>, "messages": [<chat messages>], "tags": [<facts>]}
+
+``tags`` (the live obligations, as ``fact_to_dict`` writes them) is present
+only for the rich protocol. The answer is a result as ``result_to_dict``
+writes it (``messages`` a list of chat messages or one string; ``ledger`` and
+``self_report`` optional), may add ``usage`` (``prompt_tokens``,
+``completion_tokens``), or is ``{"error": "..."}`` when the summarizer failed.
+The version only ever grows; a server should reject a version it does not know.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from harness._base._codec import fact_from_dict, fact_to_dict
+from harness._base._errors import InfraError, MalformedResult, SchemaError
+from harness._base._protocol import PROTOCOLS, CompactionRequest, result_from_return
+from harness._base._schema import Reader
+
+__all__ = ["WIRE_SCHEMA", "WIRE_VERSION", "Usage", "request_to_wire", "request_from_wire", "answer_from_wire"]
+
+WIRE_SCHEMA = "compaction-harness/request"
+WIRE_VERSION = 1
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """Tokens one call spent, when the summarizer says (a model's prompt and completion tokens)."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+
+def request_to_wire(request: CompactionRequest, protocol: str) -> dict[str, Any]:
+    """The request as JSON-ready data; a messages summarizer never sees the tags."""
+    data: dict[str, Any] = {"schema": WIRE_SCHEMA, "version": WIRE_VERSION, "protocol": protocol,
+                            "budget": request.budget, "messages": request.messages()}
+    if protocol == "rich":
+        data["tags"] = [fact_to_dict(f) for f in request.tags]
+    return data
+
+
+def request_from_wire(data: Any, *, source: str = "<request>") -> tuple[CompactionRequest, str]:
+    """A request as a server reads it (for summarizers written in Python behind a server, and stubs):
+    the ``CompactionRequest`` and its protocol; ``SchemaError`` naming the bad field otherwise."""
+    r = Reader(data, source=source)
+    if r.str("schema") != WIRE_SCHEMA:
+        r.fail("schema", repr(WIRE_SCHEMA), data.get("schema"))
+    if r.int("version") != WIRE_VERSION:
+        r.fail("version", f"{WIRE_VERSION}", data.get("version"))
+    protocol = r.str("protocol")
+    if protocol not in PROTOCOLS:
+        r.fail("protocol", " or ".join(repr(p) for p in PROTOCOLS), protocol)
+    try:
+        turns = result_from_return(r.list("messages")).messages
+    except MalformedResult as exc:
+        raise SchemaError.from_malformed(exc, source=source) from None
+    tags = tuple(fact_from_dict(f, source=source) for f in r.list("tags", default=[]))
+    return CompactionRequest(turns, r.int("budget", minimum=1), tags), protocol
+
+
+def answer_from_wire(data: Any) -> tuple[Any, Usage | None]:
+    """An answer's result part (still to be normalised like any return value) and its usage.
+
+    ``{"error": ...}`` becomes an ``exception`` infra error; anything not an
+    object with ``messages`` is ``malformed``.
+    """
+    if isinstance(data, dict) and "error" in data and "messages" not in data:
+        raise InfraError("exception", f"the summarizer answered with an error: {str(data['error'])[:500]}")
+    if not isinstance(data, dict) or "messages" not in data:
+        raise InfraError("malformed", f"expected a JSON object with 'messages', got {_kind(data)}")
+    usage = None
+    raw = data.get("usage")
+    if isinstance(raw, dict):
+        usage = Usage(_count(raw.get("prompt_tokens")), _count(raw.get("completion_tokens")))
+    result = {k: data[k] for k in ("messages", "ledger", "self_report") if k in data}
+    return result, usage
+
+
+def _count(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
+
+
+def _kind(data: Any) -> str:
+    return "an object without 'messages'" if isinstance(data, dict) else type(data).__name__
