@@ -34,7 +34,9 @@ from harness._app._redact import Redactor
 from harness._app._worker import DEFAULT_LOAD_TIMEOUT
 from harness._app._replay import replay_corpus
 from harness._app._report import audit_report, printable, render_text, write_json
-from harness._app._runner import DEFAULT_BUDGET, DEFAULT_SHRINK_CALLS, RunConfig, RunResult, checked_counter, run, shrink_transcript
+from harness._app._openai_adapter import API_KEY_ENV, OPENAI_BASE_URL
+from harness._app._runner import (DEFAULT_BUDGET, DEFAULT_RETRIES, DEFAULT_SHRINK_CALLS, DEFAULT_TRIALS, RunConfig,
+                                  RunResult, checked_counter, run, shrink_transcript)
 from oracles import DEFAULT_RULES, registered, select
 
 __all__ = ["main", "DEFAULT_SUMMARIZER"]
@@ -109,6 +111,21 @@ def _add_call_options(p: argparse.ArgumentParser) -> None:
                         "(harness.define_kind) (repeatable)")
     p.add_argument("--rules", metavar="SPEC", default=None,
                    help="module:OBJECT naming your own oracles.ProseRules (cue lists, windows, reading units)")
+    p.add_argument("--trials", type=_whole_number("--trials", minimum=0), default=DEFAULT_TRIALS, metavar="K",
+                   help=f"re-ask each minimal failure K times with the cache bypassed and report how often it fails; "
+                        f"also notices a non-deterministic summarizer (default {DEFAULT_TRIALS}; 0: neither)")
+    remote = p.add_argument_group("summarizers outside Python (openai:MODEL, http://HOST:PORT/PATH, cmd:COMMAND ...)")
+    remote.add_argument("--base-url", metavar="URL", default=None,
+                        help=f"openai: the OpenAI-compatible API's base URL (default {OPENAI_BASE_URL})")
+    remote.add_argument("--prompt", metavar="FILE", default=None,
+                        help="openai: your compaction prompt, with {transcript}, {budget} and {obligations} "
+                             "placeholders (default: the bundled harness/summarizers/compaction_prompt.txt)")
+    remote.add_argument("--api-key-env", metavar="NAME", default=None,
+                        help=f"openai: the environment variable holding the API key (default {API_KEY_ENV}); its "
+                             f"value is never written anywhere")
+    remote.add_argument("--retries", type=_whole_number("--retries", minimum=0), default=DEFAULT_RETRIES, metavar="N",
+                        help=f"openai and http: retries of 429, 5xx, dropped connections and timeouts, with "
+                             f"exponential backoff honouring Retry-After (default {DEFAULT_RETRIES})")
     p.add_argument("--quiet", action="store_true", help="no progress output (for CI logs)")
 
 
@@ -130,6 +147,12 @@ def _add_summarizer_options(p: argparse.ArgumentParser, *, required: bool) -> No
     p.add_argument("--shrink-calls", type=_whole_number("--shrink-calls"), default=DEFAULT_SHRINK_CALLS,
                    metavar="N", help=f"new summarizer calls shrinking one failure may make "
                                      f"(default {DEFAULT_SHRINK_CALLS}); then the smallest so far is reported")
+    p.add_argument("--max-calls", type=_whole_number("--max-calls"), default=None, metavar="N",
+                   help="new summarizer calls the whole run may make: exploration stops early enough to leave "
+                        "shrinking some, and the report says the cap was reached")
+    p.add_argument("--max-tokens", type=_whole_number("--max-tokens"), default=None, metavar="N",
+                   help="prompt + completion tokens the whole run may spend (summarizers that report usage: openai, "
+                        "or an http/cmd answer's 'usage')")
     p.add_argument("--report-json", metavar="FILE", help="write the full report as JSON")
 
 
@@ -145,6 +168,9 @@ def _parser() -> argparse.ArgumentParser:
     _add_summarizer_options(run, required=False)
     run.add_argument("--examples", type=_whole_number("--examples"), default=50, metavar="N",
                      help="transcripts to generate (default 50)")
+    run.add_argument("--jobs", type=_whole_number("--jobs"), default=1, metavar="K",
+                     help="judge up to K sessions at once (worth it when the summarizer waits on a model or a "
+                          "server); the result is the same as with --jobs 1 (default 1)")
     run.add_argument("--seed", type=_whole_number("--seed", minimum=0), default=None, metavar="S", help="seed (default: random, printed)")
     run.add_argument("--max-turns", type=_whole_number("--max-turns"), default=400, metavar="T",
                      help="longest transcript to generate (default 400; try 4000)")
@@ -213,11 +239,14 @@ def _config(args, **extra) -> RunConfig:
     common = dict(summarizer=args.summarizer, protocol=args.protocol, timeout=args.timeout,
                   isolation="inline" if args.inline else "process", cache_dir=args.cache_dir, quiet=args.quiet,
                   max_result_chars=args.max_result_chars, summarizer_version=args.summarizer_version,
-                  redact_env=tuple(args.redact_env), rules=args.rules, extend=tuple(args.extend))
+                  redact_env=tuple(args.redact_env), rules=args.rules, extend=tuple(args.extend),
+                  trials=args.trials, base_url=args.base_url, prompt=args.prompt, api_key_env=args.api_key_env,
+                  retries=args.retries)
     if args.command != "replay":
         common.update(budget=DEFAULT_BUDGET if args.budget is None else args.budget, only=args.only, skip=args.skip,
                       stop_on_error=args.stop_on_error,
-                      token_counter=args.token_counter, max_time=args.max_time, shrink_calls=args.shrink_calls)
+                      token_counter=args.token_counter, max_time=args.max_time, shrink_calls=args.shrink_calls,
+                      max_calls=args.max_calls, max_tokens=args.max_tokens)
     return RunConfig(**common, **extra)
 
 
@@ -250,7 +279,7 @@ def _finish(result: RunResult, args, saver: CorpusSaver | None = None) -> int:
 
 def _run(args) -> int:
     config = _config(args, examples=args.examples, seed=args.seed, max_turns=args.max_turns,
-                     background=args.background)
+                     background=args.background, jobs=args.jobs)
     saver = CorpusSaver(args.corpus, summarizer=config.summarizer, budget=config.budget)
     return _finish(run(config, on_failure=saver), args, saver)
 
@@ -261,9 +290,10 @@ def _replay(args) -> int:
         raise PathError(f"corpus directory {args.directory!r} holds no entries (*.json): nothing was replayed "
                         f"(pass --allow-empty if that is expected)")
     marks = {"failing": "✗ still failing", "fixed": "✓ fixed", "infra": "! summarizer failed",
-             "unjudged": "! not judged"}
+             "unjudged": "! not judged", "not-reproduced": "? not reproduced"}
     for o in replay.outcomes:
-        print(f"{marks[o.status]:18} {o.path.name}  {printable(o.entry.invariant)} "
+        mark = marks[o.status] + (f" ({o.trials[0]}/{o.trials[1]})" if o.trials and o.status == "failing" else "")
+        print(f"{mark:18} {o.path.name}  {printable(o.entry.invariant)} "
               f"({printable(o.entry.fact_kind or 'structure')}), {len(o.entry.transcript.turns)} turns: "
               f"{printable(o.detail)}")
     _print_unreadable(replay.corpus)
@@ -271,6 +301,7 @@ def _replay(args) -> int:
     print(f"{len(replay.outcomes)} replayed: {counts['failing']} still failing, {counts['fixed']} fixed, "
           f"{counts['infra']} summarizer failures, {counts['unjudged']} not judged, "
           f"{len(replay.corpus.errors)} unreadable"
+          + (f", {counts['not-reproduced']} flaky entries not reproduced" if counts['not-reproduced'] else "")
           + (f" · interrupted after {len(replay.outcomes)} of {len(replay.corpus.entries)}"
              if replay.interrupted else ""))
     return replay.exit_code
@@ -411,7 +442,8 @@ _STOP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if
 
 
 def _redacted(args, text: str) -> str:
-    return Redactor.from_environ(extra_names=getattr(args, "redact_env", ())).redact(text)
+    names = (*getattr(args, "redact_env", ()), *filter(None, [getattr(args, "api_key_env", None)]))
+    return Redactor.from_environ(extra_names=names).redact(text)
 
 
 def _interrupt(signum, frame) -> None:

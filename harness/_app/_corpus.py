@@ -43,6 +43,12 @@ class CorpusEntry:
     harness_version: str
     found_at: str
     detail: str = ""
+    trials: tuple[int, int] | None = None  # (failed, of): a flaky summarizer's observed rate, when confirmed
+
+    @property
+    def flaky(self) -> bool:
+        """Saved from a summarizer that failed it in some trials only."""
+        return self.trials is not None and self.trials[0] < self.trials[1]
 
     @property
     def key(self) -> tuple[str, str | None]:
@@ -60,6 +66,7 @@ def entry_to_dict(entry: CorpusEntry) -> dict[str, Any]:
         "harness_version": entry.harness_version,
         "found_at": entry.found_at,
         "detail": entry.detail,
+        **({"trials": {"failed": entry.trials[0], "of": entry.trials[1]}} if entry.trials is not None else {}),
         "transcript": transcript_to_dict(entry.transcript),
     }
 
@@ -86,14 +93,25 @@ def entry_from_dict(data: Any, *, source: str = "<document>") -> CorpusEntry:
         harness_version=r.str("harness_version"),
         found_at=r.str("found_at"),
         detail=r.str("detail", default=""),
+        trials=_trials(r),
     )
+
+
+def _trials(r: Reader) -> tuple[int, int] | None:
+    trials = r.child("trials", optional=True)
+    if trials is None:
+        return None
+    failed, of = trials.int("failed", minimum=0), trials.int("of", minimum=0)
+    if failed > of:
+        trials.fail("failed", f"a number <= of ({of})", failed)
+    return failed, of
 
 
 def entry_name(entry: CorpusEntry) -> str:
     """The file name: a hash of what makes the failure (not when or by which release it was found)."""
     data = entry_to_dict(entry)
-    for volatile in ("found_at", "harness_version", "detail"):
-        data.pop(volatile)
+    for volatile in ("found_at", "harness_version", "detail", "trials"):
+        data.pop(volatile, None)
     digest = hashlib.sha256(json.dumps(data, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
     return f"{digest[:20]}.json"
 
@@ -209,7 +227,7 @@ class CorpusSaver:
             return
         entry = CorpusEntry(failure.invariant, failure.fact_kind, self.summarizer, protocol,
                             getattr(failure, "budget", self.budget), failure.transcript, __version__, self.stamp,
-                            failure.detail)
+                            failure.detail, getattr(failure, "trials", None))
         try:
             self.saved += save_entry(entry, self.directory)[1]
         except (OSError, HarnessError) as exc:

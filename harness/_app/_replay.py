@@ -18,12 +18,15 @@ __all__ = ["ReplayOutcome", "Replay", "replay_entry", "replay_corpus"]
 @dataclass(frozen=True, slots=True)
 class ReplayOutcome:
     """``failing``: the invariant is still broken; ``fixed``: it holds now; ``infra``: the summarizer failed;
-    ``unjudged``: the entry could not be judged (its oracle is not registered, or no compaction happened)."""
+    ``unjudged``: the entry could not be judged (its oracle is not registered, or no compaction happened);
+    ``not-reproduced``: an entry saved from a flaky summarizer held in every trial (not proof of a fix).
+    ``trials`` is (failed, of) when the entry was judged by fresh trials."""
 
     path: Path
     entry: CorpusEntry
     status: str
     detail: str
+    trials: tuple[int, int] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +57,8 @@ def replay_entry(path: Path, entry: CorpusEntry, summarizer: Summarizer, config:
     if entry.invariant not in {o.id for o in select()}:
         return ReplayOutcome(path, entry, "unjudged", f"its oracle {entry.invariant!r} is not registered in this "
                                                      f"harness: nothing was judged")
+    if entry.flaky and config.trials:
+        return _replay_trials(path, entry, summarizer, config)
     ev = evaluate(entry.transcript, summarizer, config, select(only=[entry.invariant]))
     if entry.key in ev.violations:  # a violation counts even if the summarizer failed in a later round
         return ReplayOutcome(path, entry, "failing", ev.violations[entry.key][0].detail)
@@ -62,6 +67,27 @@ def replay_entry(path: Path, entry: CorpusEntry, summarizer: Summarizer, config:
     if not ev.boundaries:
         return ReplayOutcome(path, entry, "unjudged", "no compaction happened in its transcript: nothing was judged")
     return ReplayOutcome(path, entry, "fixed", "the invariant holds now")
+
+
+def _replay_trials(path: Path, entry: CorpusEntry, summarizer: Summarizer, config: RunConfig) -> ReplayOutcome:
+    """An entry saved from a flaky summarizer: ``--trials`` fresh sessions, the cache bypassed."""
+    failed = done = 0
+    detail, infra = "", None
+    for _ in range(config.trials):
+        ev = evaluate(entry.transcript, summarizer.ask_again, config, select(only=[entry.invariant]), until=entry.key)
+        done += 1
+        if entry.key in ev.violations:
+            failed += 1
+            detail = detail or ev.violations[entry.key][0].detail
+        elif ev.infra is not None:
+            infra = infra or ev.infra
+    saved = f"saved failing {entry.trials[0]} of {entry.trials[1]}"
+    if failed:
+        return ReplayOutcome(path, entry, "failing", f"{detail}; {saved}", (failed, done))
+    if infra is not None:
+        return ReplayOutcome(path, entry, "infra", f"{infra.kind}: {infra.message}", (0, done))
+    return ReplayOutcome(path, entry, "not-reproduced", f"not reproduced in {done} trials ({saved}: not proof "
+                                                        f"of a fix)", (0, done))
 
 
 def recorded_protocol(entry: CorpusEntry, spec: str) -> str | None:

@@ -32,6 +32,9 @@ def reproduce_command(result: RunResult, *, only: str | None = None) -> str:
         parts = ["compaction-harness", "run", "--summarizer", c.summarizer, "--protocol", result.protocol,
                  "--seed", str(result.seed), "--examples", str(c.examples), "--max-turns", str(c.max_turns),
                  "--budget", str(c.budget)]
+    for option, value in (("--base-url", c.base_url), ("--prompt", c.prompt), ("--api-key-env", c.api_key_env)):
+        if value:
+            parts += [option, value]
     if c.background and c.transcript_file is None:
         parts += ["--background", c.background]
     if c.token_counter:
@@ -76,6 +79,10 @@ def _failure_block(result: RunResult, f: Failure) -> list[str]:
                  f"shrunk in {f.shrink_checks} checks, {f.shrink_calls} new summarizer calls")
     if f.shrink_stopped:
         lines.append(f"  {_stopped(f.shrink_stopped)}: the smallest failing transcript found so far")
+    if f.rate:
+        flaky = f.trials[0] < f.trials[1]
+        lines.append(f"  {f.rate} (the minimal transcript asked again, cache bypassed)"
+                     + ("; the summarizer answers it differently from one time to the next" if flaky else ""))
     elided = {index: (merged, tokens) for index, merged, tokens in f.elided}
     for i, turn in enumerate(t.turns[:12]):
         if i in elided:
@@ -107,8 +114,11 @@ def _render(result: RunResult) -> str:
     c = result.config
     out = [
         f"compaction-harness: {c.summarizer} ({result.protocol}) · seed {result.seed} · {result.examples_run} examples "
-        f"({turn_stats(result.turns)}) · {result.summarizer_calls} summarizer calls, {result.cache_hits} cache hits",
+        f"({turn_stats(result.turns)})",
     ]
+    out.append(_calls_line(result))
+    if result.stats.asked_again:
+        out.append(_determinism_line(result))
     for f in result.failures:
         out.append("")
         out.extend(_failure_block(result, f))
@@ -127,6 +137,9 @@ def _render(result: RunResult) -> str:
         out.append(f"! call cache: {len(result.cache_discarded)} damaged entr"
                    f"{'y' if len(result.cache_discarded) == 1 else 'ies'} ignored and recomputed "
                    f"(first: {result.cache_discarded[0]})")
+    if result.cap_reached and result.cap_reached != result.incomplete:
+        out.append("")
+        out.append(f"! spend cap: {result.cap_reached}; exploration stopped early and shrinking shared what was left")
     if result.incomplete:
         out.append("")
         out.append(f"! incomplete: {result.incomplete} after judging {result.examples_run} of {c.examples} "
@@ -148,6 +161,30 @@ def _render(result: RunResult) -> str:
     return "\n".join(out)
 
 
+def _seconds(value: float | None) -> str:
+    return "-" if value is None else f"{value * 1000:.0f} ms" if value < 10 else f"{value:.1f} s"
+
+
+def _calls_line(result: RunResult) -> str:
+    """What the summarizer cost: calls, re-asks, retries, tokens where known, latency per call."""
+    stats = result.stats
+    parts = [f"{stats.calls} calls ({stats.asked_again} of them re-asks with the cache bypassed)",
+             f"{result.cache_hits} cache hits", f"{stats.retries} retries"]
+    if stats.usage_known:
+        parts.append(f"{stats.prompt_tokens:,} prompt + {stats.completion_tokens:,} completion tokens")
+    parts.append(f"latency p50 {_seconds(stats.latency(0.5))}, p95 {_seconds(stats.latency(0.95))} per call")
+    return "summarizer: " + " · ".join(parts)
+
+
+def _determinism_line(result: RunResult) -> str:
+    stats = result.stats
+    if result.nondeterministic:
+        return (f"! non-deterministic summarizer: {stats.answered_differently} of {stats.reasked} requests asked again "
+                f"were answered differently; each failure below carries its rate over --trials "
+                f"{result.config.trials}")
+    return f"deterministic as far as seen: {stats.reasked} requests asked again got the same answers"
+
+
 def report_dict(result: RunResult) -> dict[str, Any]:
     return {
         "summarizer": result.config.summarizer,
@@ -157,6 +194,15 @@ def report_dict(result: RunResult) -> dict[str, Any]:
         "summarizer_calls": result.summarizer_calls,
         "first_failure_calls": result.first_failure_calls,
         "cache_hits": result.cache_hits,
+        "calls": {
+            "calls": result.stats.calls, "asked_again": result.stats.asked_again, "cache_hits": result.cache_hits,
+            "retries": result.stats.retries, "usage_known": result.stats.usage_known,
+            "prompt_tokens": result.stats.prompt_tokens, "completion_tokens": result.stats.completion_tokens,
+            "latency_p50_s": result.stats.latency(0.5), "latency_p95_s": result.stats.latency(0.95),
+        },
+        "nondeterministic": {"detected": result.nondeterministic, "reasked": result.stats.reasked,
+                             "answered_differently": result.stats.answered_differently},
+        "cap_reached": result.cap_reached,
         "violations": [
             {
                 "invariant": f.invariant,
@@ -171,6 +217,8 @@ def report_dict(result: RunResult) -> dict[str, Any]:
                 "shrink_checks": f.shrink_checks,
                 "shrink_summarizer_calls": f.shrink_calls,
                 "shrink_stopped": f.shrink_stopped,
+                "trials": None if f.trials is None else {"failed": f.trials[0], "of": f.trials[1]},
+                "rate": f.rate,
                 "round": f.round,
                 "boundary": f.boundary,
                 "transcript": transcript_to_dict(f.transcript),

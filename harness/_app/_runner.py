@@ -6,7 +6,10 @@ fact kind) is then reduced by the domain minimizer through the call cache.
 
 from __future__ import annotations
 
+import collections
 import dataclasses
+import itertools
+from concurrent.futures import ThreadPoolExecutor
 import functools
 import math
 import random
@@ -26,7 +29,7 @@ from harness._base._errors import InfraError, InvalidArgument
 from harness._base._model import Transcript
 from harness._base._protocol import CompactionRequest, CompactionResult
 from harness._base._tokens import count_tokens
-from harness._app._adapters import Summarizer
+from harness._app._adapters import CallStats, Summarizer
 from harness._app._cache import CallCache
 from harness._app._judging import Evaluation, StopJudging, Violation, judge_session
 from harness._app._loading import load_callable, load_rules
@@ -55,6 +58,15 @@ SHRINK_TIMEOUTS = 3
 #: with at least three facts each (see _exploration).
 QUICK_SHARE = 0.25
 QUICK_MAX_TURNS = 80
+#: Fresh re-asks of each minimal failure (cache bypassed) that confirm it and measure its rate.
+DEFAULT_TRIALS = 3
+#: Retries of a remote summarizer's 429, 5xx, dropped connection or timeout (harness._app._remote).
+DEFAULT_RETRIES = 4
+#: Under --max-calls, the calls exploration leaves for each distinct failure found so far (shrinking and trials;
+#: shrinking spends what is left, shared equally, once 2 calls per trial are set aside).
+SHRINK_RESERVE = 40
+#: Requests asked again after exploration (the largest ones seen) to notice a non-deterministic summarizer.
+DETERMINISM_PROBES = 3
 #: With --database, the share of a failure's shrink calls the skeleton pass may spend: the rest is kept for ddmin,
 #: which removes single turns (a skeleton never shrinks below the strategy's min_turns).
 SKELETON_PASS_SHARE = 0.6
@@ -90,6 +102,14 @@ class RunConfig:
     rules: str | None = None  # module:OBJECT naming a team's oracles.ProseRules; default DEFAULT_RULES
     extend: tuple[str, ...] = ()  # modules imported first for the oracles they register (for the reproduce line)
     background: str | None = None  # a team's session logs used as the filler (strategies.load_background)
+    jobs: int = 1  # sessions judged at once during exploration; the result is the same for every value
+    max_calls: int | None = None  # new summarizer calls the whole run may make (exploration stops to leave shrinking some)
+    max_tokens: int | None = None  # prompt + completion tokens the whole run may spend, where the summarizer reports usage
+    trials: int = DEFAULT_TRIALS  # fresh re-asks confirming each minimal failure (0: none, and no determinism probes)
+    base_url: str | None = None  # openai: the chat-completions endpoint's base URL
+    prompt: str | None = None  # openai: the prompt template file
+    api_key_env: str | None = None  # openai: the environment variable holding the API key (never its value)
+    retries: int = DEFAULT_RETRIES  # remote summarizers: retries of 429, 5xx, dropped connections and timeouts
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,6 +139,15 @@ class Failure:
     shrink_stopped: str | None = None
     budget: int = DEFAULT_BUDGET  # the budget the minimal transcript fails at (shrinking may lower the run's)
     elided: tuple[tuple[int, int, int], ...] = ()  # merged filler: (turn index, source turns, tokens)
+    trials: tuple[int, int] | None = None  # (failed, of) in fresh re-asks of the minimal transcript
+
+    @property
+    def rate(self) -> str | None:
+        """"fails 2 of 3 trials", "not reproduced in 3 trials", or None when not confirmed."""
+        if self.trials is None or not self.trials[1]:
+            return None
+        failed, of = self.trials
+        return f"not reproduced in {of} trials" if failed == 0 else f"fails {failed} of {of} trials"
 
     @property
     def key(self) -> tuple[str, str | None]:
@@ -153,6 +182,13 @@ class RunResult:
     cache_discarded: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
     first_failure_calls: int | None = None  # summarizer calls made when the first violation was seen
+    stats: CallStats = field(default_factory=CallStats)  # calls, retries, tokens, latencies, re-asks
+    cap_reached: str | None = None  # "--max-calls 300 reached" when a spend cap ended or limited work
+
+    @property
+    def nondeterministic(self) -> bool:
+        """The same request was answered differently when asked again."""
+        return self.stats.answered_differently > 0
 
     @property
     def exit_code(self) -> int:
@@ -225,31 +261,84 @@ def open_summarizer(config: RunConfig, *, recorded_protocol: str | None = None) 
                       isolation=config.isolation, cache=CallCache(config.cache_dir),
                       max_result_chars=config.max_result_chars, version=config.summarizer_version,
                       load_timeout=min(max(DEFAULT_LOAD_TIMEOUT, config.timeout), config.max_time or float("inf")),
-                      redactor=Redactor.from_environ(extra_names=config.redact_env),
-                      recorded_protocol=recorded_protocol, extend=config.extend)
+                      redactor=Redactor.from_environ(extra_names=(*config.redact_env, *filter(None, [config.api_key_env]))),
+                      recorded_protocol=recorded_protocol, extend=config.extend, jobs=config.jobs,
+                      base_url=config.base_url, prompt=config.prompt, api_key_env=config.api_key_env,
+                      retries=config.retries)
 
 
 class _Budget:
-    """When work must stop: the run's deadline, an interrupt, and the current failure's shrink
-    allowance (new calls, and timeouts: each costs a whole ``--timeout``, so a summarizer that hangs
-    now and then would otherwise make shrinking last hours)."""
+    """When work must stop: the run's deadline, an interrupt, the spend caps, and the current failure's
+    shrink allowance (new calls, and timeouts: each costs a whole ``--timeout``, so a summarizer that hangs
+    now and then would otherwise make shrinking last hours).
+
+    Under ``--max-calls`` (or ``--max-tokens``), exploration stops while ``SHRINK_RESERVE`` calls per
+    failure found so far are left; each failure's shrinking may then spend its equal share of what is
+    left (never more than ``--shrink-calls``); trials use what remains after that.
+    """
 
     def __init__(self, config: RunConfig, summarizer: Summarizer):
         self._deadline = time.monotonic() + config.max_time if config.max_time else None
         self._max_time = config.max_time
         self._shrink_calls = config.shrink_calls
+        self._max_calls = config.max_calls
+        self._max_tokens = config.max_tokens
+        self._trial_reserve = 0  # calls the current failure's trials will need (its trials x its failing round)
         self._summarizer = summarizer
         self._calls_at_start: int | None = None
+        self._allowance = config.shrink_calls
         self._phase_cap: int | None = None
         self._timeouts = 0
+        self._reserve = 0  # calls exploration must leave (SHRINK_RESERVE per failure found)
+        self._halted = False  # exploration ended early: sessions still running in other threads stop
         self.stopped: str | None = None  # why the run stopped early, for the report
+        self.cap_reached: str | None = None  # which spend cap ended or limited work
 
     def interrupt(self, reason: str = "interrupted") -> None:
         self.stopped = self.stopped or reason
 
-    def start_shrinking(self) -> None:
+    def halt_sessions(self, halted: bool) -> None:
+        self._halted = halted
+
+    def reserve_for(self, failures: int) -> None:
+        self._reserve = SHRINK_RESERVE * failures
+
+    def start_shrinking(self, failures_left: int = 1) -> None:
+        """A new failure's allowance: ``--shrink-calls``, or its share of what the caps leave."""
         self._calls_at_start = self._summarizer.calls
         self._timeouts = 0
+        self._allowance = self._shrink_calls
+        self._trial_reserve = 0
+        left = self._calls_left()
+        if left is not None:  # the trials that confirm it come out of its share too (see keep_for_trials)
+            self._allowance = min(self._allowance, left // max(1, failures_left))
+
+    def keep_for_trials(self, calls: int) -> None:
+        """Under a spend cap, what the current failure's trials will cost: shrinking leaves it unspent."""
+        self._trial_reserve = calls
+
+    def end_shrinking(self) -> None:
+        """Trials next: only the run-wide limits apply."""
+        self._calls_at_start = None
+
+    def _calls_left(self) -> int | None:
+        """New calls the caps still allow (tokens converted at this run's mean per call), or None without caps."""
+        left = self._limits()
+        return None if not left else max(0, min(left.values()))
+
+    def _limits(self) -> dict[str, int]:
+        stats = self._summarizer.stats
+        left = {}
+        if self._max_calls is not None:
+            left[f"--max-calls {self._max_calls} reached"] = self._max_calls - stats.calls
+        if self._max_tokens is not None and stats.usage_known and stats.calls:
+            per_call = max(1, stats.tokens // stats.calls)
+            left[f"--max-tokens {self._max_tokens} reached"] = (self._max_tokens - stats.tokens) // per_call
+        return left
+
+    def _cap_name(self) -> str:
+        left = self._limits()
+        return min(left, key=left.get)
 
     def shrink_calls(self) -> int:
         return self._summarizer.calls - (self._calls_at_start or 0)
@@ -267,18 +356,28 @@ class _Budget:
             self.stopped = f"--max-time {self._max_time:g} s reached"
         if self.stopped is not None:
             return self.stopped
-        if self._calls_at_start is not None and self.shrink_calls() >= self._shrink_calls:
+        left = self._calls_left()
+        shrinking = self._calls_at_start is not None
+        if left is not None and left <= (self._trial_reserve if shrinking else self._reserve):
+            self.cap_reached = self.cap_reached or self._cap_name()
+            return self.cap_reached
+        if not shrinking:
+            return None
+        kept = self._trial_reserve if left is not None else 0
+        if self.shrink_calls() >= self._allowance - kept:
+            if self._allowance < self._shrink_calls:
+                return f"its share of what {self._cap_name().removesuffix(' reached')} left spent"
             return f"--shrink-calls {self._shrink_calls} spent"
-        if self._calls_at_start is not None and self.phase_spent():
+        if self.phase_spent():
             return "this shrinking phase's share of --shrink-calls spent"
-        if self._calls_at_start is not None and self._timeouts >= SHRINK_TIMEOUTS:
+        if self._timeouts >= SHRINK_TIMEOUTS:
             return f"the summarizer timed out {self._timeouts} times while shrinking"
         return None
 
     def metered(self, summarize: Callable[[CompactionRequest], CompactionResult]):
         """``summarize``, refusing to start a call once the budget is spent."""
         def call(request: CompactionRequest) -> CompactionResult:
-            if self.check() is not None:
+            if self._halted or self.check() is not None:
                 raise StopJudging
             calls = self._summarizer.calls
             try:
@@ -321,7 +420,8 @@ def _hypothesis_settings(examples: int, phases, database: str | None = None) -> 
 
 def _shrink_failure(key, first: Transcript, violation: Violation, summarizer: Summarizer, config: RunConfig,
                     chosen, budget: _Budget, progress: Progress, label: str,
-                    skeleton_pass: Callable[[Callable[[Transcript], bool]], None] | None = None) -> Failure:
+                    skeleton_pass: Callable[[Callable[[Transcript], bool]], None] | None = None, *,
+                    failures_left: int = 1) -> Failure:
     """Shrink one failure as far as its allowance of calls goes; always returns it, shrunk or not.
 
     With ``--database``, Hypothesis first shrinks the skeleton (see
@@ -330,18 +430,20 @@ def _shrink_failure(key, first: Transcript, violation: Violation, summarizer: Su
     allowance still reports the smallest transcript found until then.
     """
     summarize = budget.metered(summarizer)
-    budget.start_shrinking()
+    budget.start_shrinking(failures_left)
 
     def judge(candidate: Transcript, at_budget: int) -> Evaluation:
         run_config = config if at_budget == config.budget else dataclasses.replace(config, budget=at_budget)
         return evaluate(candidate, summarize, run_config, chosen, until=key)
 
     def on_check(checks: int, best: Transcript) -> None:
+        budget.keep_for_trials(config.trials * _rounds_to_fail(shrinker.violation))
         progress.note(f"{label}: {len(best.turns)} turns after {checks} checks, "
                       f"{budget.shrink_calls()} new summarizer calls")
 
     shrinker = Shrinker(key, first, violation, config.budget, judge, counter=_counter(config.token_counter),
                         on_check=on_check)
+    budget.keep_for_trials(config.trials * _rounds_to_fail(violation))
     stopped = None
     try:
         if skeleton_pass is not None:
@@ -360,10 +462,90 @@ def _shrink_failure(key, first: Transcript, violation: Violation, summarizer: Su
         budget.interrupt()
         stopped = budget.stopped
     shrunk = shrinker.result()
+    shrink_calls = budget.shrink_calls()
+    budget.end_shrinking()
+    trials = None
+    if config.trials and budget.check() is None:
+        progress.note(f"{label}: confirming, {config.trials} fresh trials")
+        trials = confirm(key, shrunk.transcript, shrunk.budget, summarizer, config, chosen, budget)
     finding, rnd, boundary, context = shrunk.violation
     return Failure(finding.invariant, finding.severity.value, finding.fact_kind, finding.fact_id, finding.detail,
                    finding.expected, finding.found, shrunk.transcript, rnd, boundary, context, len(first.turns),
-                   shrunk.checks, budget.shrink_calls(), stopped, shrunk.budget, shrunk.elided)
+                   shrunk.checks, shrink_calls, stopped, shrunk.budget, shrunk.elided, trials)
+
+
+def _rounds_to_fail(violation: Violation) -> int:
+    """Calls one trial of a transcript failing in this round takes (a session-wide finding: its rounds are
+    not known, so one)."""
+    return 1 if violation[1] is None else violation[1] + 1
+
+
+def confirm(key: tuple[str, str | None], transcript: Transcript, at_budget: int, summarizer: Summarizer,
+            config: RunConfig, chosen, budget: _Budget) -> tuple[int, int] | None:
+    """Re-ask a minimal transcript ``--trials`` times with the cache bypassed: (failed, of) trials that
+    showed the same invariant on the same fact kind. A trial the budget stopped is not counted; None
+    when none could run."""
+    trial_config = dataclasses.replace(config, budget=at_budget)
+    ask = budget.metered(summarizer.ask_again)
+    failed = done = 0
+    for _ in range(config.trials):
+        ev = evaluate(transcript, ask, trial_config, chosen, until=key)
+        if ev.stopped:
+            break
+        done += 1
+        failed += key in ev.violations
+    return (failed, done) if done else None
+
+
+def _probe_determinism(summarizer: Summarizer, budget: _Budget, progress: Progress) -> None:
+    """Ask the largest requests seen again (``DETERMINISM_PROBES``), so a summarizer that answers the
+    same request differently is noticed even when nothing failed."""
+    ask = budget.metered(summarizer.ask_again)
+    for request in summarizer.largest_requests(DETERMINISM_PROBES):
+        progress.note(f"asking {len(request.turns)}-message requests again to check the summarizer is deterministic")
+        try:
+            ask(request)
+        except (InfraError, StopJudging):
+            return
+
+
+def _generate(strategy, examples: int, rng: random.Random) -> list:
+    """The stage's skeletons, in Hypothesis's order: generation never depends on what judging finds
+    (every example is uninteresting to ``find``), so generating first and judging after, in any
+    number of threads, sees the same examples as judging each one as it is generated."""
+    skeletons: list = []
+    try:
+        find(strategy, lambda skeleton: skeletons.append(skeleton) and False,
+             settings=_hypothesis_settings(examples, [Phase.generate]), random=rng)
+    except (NoSuchExample, Unsatisfiable):
+        pass
+    return skeletons
+
+
+def _judge_in_order(skeletons: list, judge, record, jobs: int, budget: _Budget) -> bool:
+    """``record(*judge(s))`` for each skeleton in order, judging up to ``jobs`` at once; True if ``record``
+    asked to stop (then the sessions still running are told to stop, and what they found is dropped, so
+    a run's result never depends on which thread finished first)."""
+    if jobs == 1:
+        return any(record(*judge(skeleton)) for skeleton in skeletons)
+    pool = ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="compaction-harness-session")
+    pending: collections.deque = collections.deque()
+    queue = iter(skeletons)
+    try:
+        for skeleton in itertools.islice(queue, 2 * jobs):
+            pending.append(pool.submit(judge, skeleton))
+        while pending:
+            if record(*pending.popleft().result()):
+                return True
+            for skeleton in itertools.islice(queue, 1):
+                pending.append(pool.submit(judge, skeleton))
+        return False
+    finally:
+        budget.halt_sessions(True)  # sessions still running stop at their next call
+        for future in pending:
+            future.cancel()
+        pool.shutdown(wait=True, cancel_futures=True)
+        budget.halt_sessions(False)
 
 
 def run(config: RunConfig, *, on_failure: Callable[[Failure, str], None] | None = None) -> RunResult:
@@ -398,15 +580,24 @@ def run(config: RunConfig, *, on_failure: Callable[[Failure, str], None] | None 
         budget = _Budget(config, summarizer)
         summarize = budget.metered(summarizer)
 
-        def explore(skeleton) -> bool:
+        explored_calls = [0]  # fresh calls of the examples recorded so far, in generation order
+
+        def judge(skeleton) -> tuple[Transcript, Evaluation, int]:
             transcript = expand(skeleton)
+            before = summarizer.calls_in_this_thread()
             ev = evaluate(transcript, summarize, config, chosen)
+            return transcript, ev, summarizer.calls_in_this_thread() - before
+
+        def record(transcript: Transcript, ev: Evaluation, calls: int) -> bool:
+            """Take one judged example, in generation order; True to stop exploring."""
+            explored_calls[0] += calls
             for key, violation in ev.violations.items():
                 first_seen.setdefault(key, (transcript, violation))
+            budget.reserve_for(len(first_seen))
             if first_seen and first_failure_calls[0] is None:
-                first_failure_calls[0] = summarizer.calls
+                first_failure_calls[0] = explored_calls[0]  # the same whatever --jobs is
             if ev.stopped:
-                raise StopJudging
+                return True
             turns.append(len(transcript.turns))
             rounds[0] += len(ev.boundaries)
             for inv in ev.degradations:
@@ -414,25 +605,21 @@ def run(config: RunConfig, *, on_failure: Callable[[Failure, str], None] | None 
             if ev.infra is not None:
                 infra.append(InfraFailure(ev.infra.kind, ev.infra.message, len(turns), ev.infra.output))
             progress.advance(f"· {len(first_seen)} failures · {len(infra)} infra errors")
-            if ev.infra is not None and config.stop_on_error:
-                raise StopJudging
-            return False
+            return ev.infra is not None and config.stop_on_error
 
-        for stage, (stage_strategy, examples) in enumerate(_exploration(config, background, strategy)):
-            if budget.check() is not None:
-                break
-            try:
-                find(stage_strategy, explore, settings=_hypothesis_settings(examples, [Phase.generate]),
-                     random=random.Random(run_seed if stage == 0 else f"{run_seed}/{stage}"))
-            except (NoSuchExample, Unsatisfiable):
-                pass
-            except StopJudging:
-                break
-            except KeyboardInterrupt:
-                budget.interrupt()
-                break
+        try:
+            for stage, (stage_strategy, examples) in enumerate(_exploration(config, background, strategy)):
+                if budget.check() is not None:
+                    break
+                generated = _generate(stage_strategy, examples,
+                                      random.Random(run_seed if stage == 0 else f"{run_seed}/{stage}"))
+                if _judge_in_order(generated, judge, record, config.jobs, budget):
+                    break
+        except KeyboardInterrupt:
+            budget.interrupt()
         budget.check()
-        incomplete = budget.stopped
+        incomplete = budget.stopped or budget.cap_reached
+        budget.reserve_for(0)  # exploration is over: what it left is for shrinking and trials
         if incomplete is None and turns and not rounds[0] and not infra:
             incomplete = "no example reached a compaction (raise --max-turns or lower --budget)"
         if incomplete is None and len(turns) < config.examples and not infra:
@@ -459,15 +646,19 @@ def run(config: RunConfig, *, on_failure: Callable[[Failure, str], None] | None 
             label = f"shrinking failure {n}/{len(ordered)}: {key[0]} ({key[1] or 'no fact'})"
             progress.message(f"{label}, first seen in {len(first.turns)} turns")
             failure = _shrink_failure(key, first, violation, summarizer, config, chosen, budget, progress, label,
-                                      skeleton_pass_for(key) if config.database else None)
+                                      skeleton_pass_for(key) if config.database else None,
+                                      failures_left=len(ordered) - n + 1)
             failures.append(failure)
             if on_failure is not None:
                 on_failure(failure, summarizer.protocol)
+        if config.trials:
+            _probe_determinism(summarizer, budget, progress)
         progress.finish()
 
     return RunResult(config, run_seed, summarizer.protocol, len(turns), summarizer.calls, summarizer.cache.hits,
                      tuple(failures), degradations, tuple(infra), tuple(turns), incomplete,
-                     tuple(summarizer.cache.discarded), kind_warnings(chosen), first_failure_calls[0])
+                     tuple(summarizer.cache.discarded), kind_warnings(chosen), first_failure_calls[0],
+                     summarizer.stats, budget.cap_reached)
 
 
 def shrink_transcript(transcript: Transcript, config: RunConfig, *,
