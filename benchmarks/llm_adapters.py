@@ -8,7 +8,7 @@ Part 2 sends the same distinct requests through every adapter to a summarizer th
 once, and prints the harness's overhead per call: the time per call through the adapter minus
 the time of calling the function directly in this process (the baseline, measured in this run).
 
-    python benchmarks/llm_adapters.py [--examples 40] [--latency 0.05]
+    python benchmarks/llm_adapters.py [--examples 80] [--latency 0.05] [--max-turns 400]
 """
 
 from __future__ import annotations
@@ -48,14 +48,14 @@ def stub_process(kind: str, latency: float):
         process.wait(timeout=10)
 
 
-def jobs_speedup(examples: int, latency: float) -> None:
+def jobs_speedup(examples: int, latency: float, max_turns: int) -> None:
     print(f"part 1: {examples} examples, correct compactor behind the OpenAI stub answering after "
           f"{latency * 1000:.0f} ms")
     with stub_process("openai", latency) as url:
         base = None
         for jobs in (1, 2, 4, 8):
             config = RunConfig(summarizer="openai:bench", base_url=url + "/v1", protocol="rich", examples=examples,
-                               max_turns=200, seed=0, quiet=True, jobs=jobs, trials=0)
+                               max_turns=max_turns, seed=0, quiet=True, jobs=jobs, trials=0)
             start = time.perf_counter()
             result = run(config)
             elapsed = time.perf_counter() - start
@@ -112,11 +112,12 @@ def adapter_overhead(calls: int) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--examples", type=int, default=40)
+    parser.add_argument("--examples", type=int, default=80)
     parser.add_argument("--latency", type=float, default=0.05)
     parser.add_argument("--calls", type=int, default=200)
+    parser.add_argument("--max-turns", type=int, default=400, help="run's --max-turns (default 400, as run's default)")
     args = parser.parse_args()
-    jobs_speedup(args.examples, args.latency)
+    jobs_speedup(args.examples, args.latency, args.max_turns)
     adapter_overhead(args.calls)
 
 

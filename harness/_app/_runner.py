@@ -9,6 +9,8 @@ from __future__ import annotations
 import collections
 import dataclasses
 import itertools
+import queue
+import threading
 from concurrent.futures import ThreadPoolExecutor
 import functools
 import math
@@ -509,25 +511,70 @@ def _probe_determinism(summarizer: Summarizer, budget: _Budget, progress: Progre
             return
 
 
-def _generate(strategy, examples: int, rng: random.Random) -> list:
-    """The stage's skeletons, in Hypothesis's order: generation never depends on what judging finds
-    (every example is uninteresting to ``find``), so generating first and judging after, in any
-    number of threads, sees the same examples as judging each one as it is generated."""
-    skeletons: list = []
-    try:
-        find(strategy, lambda skeleton: skeletons.append(skeleton) and False,
-             settings=_hypothesis_settings(examples, [Phase.generate]), random=rng)
-    except (NoSuchExample, Unsatisfiable):
-        pass
-    return skeletons
+def _generate(stages, run_seed: int, take: Callable[[Any], None]) -> None:
+    """Every stage's skeletons, in Hypothesis's order, handed to ``take`` one by one as generated.
+
+    Generation never depends on what judging finds (every example is uninteresting to ``find``), so
+    judging them later, in any number of threads, sees the same examples as judging each one at once.
+    ``take`` may raise ``StopJudging`` to end generation.
+    """
+    for stage, (strategy, examples) in enumerate(stages):
+        rng = random.Random(run_seed if stage == 0 else f"{run_seed}/{stage}")
+        try:
+            find(strategy, lambda skeleton: take(skeleton) and False,
+                 settings=_hypothesis_settings(examples, [Phase.generate]), random=rng)
+        except (NoSuchExample, Unsatisfiable):
+            pass
 
 
-def _judge_in_order(skeletons: list, judge, record, jobs: int, budget: _Budget) -> bool:
+class _Prefetched:
+    """The skeletons of ``_generate``, produced by a thread of their own a few ahead of judging, so
+    generating (CPU) overlaps judging sessions that wait on a summarizer (``--jobs``)."""
+
+    _END = object()
+
+    def __init__(self, stages, run_seed: int, ahead: int):
+        self._queue: queue.Queue = queue.Queue(maxsize=ahead)
+        self._stop = threading.Event()
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._produce, args=(stages, run_seed), daemon=True,
+                                        name="compaction-harness-generate")
+        self._thread.start()
+
+    def _produce(self, stages, run_seed: int) -> None:
+        try:
+            _generate(stages, run_seed, self._put)
+        except StopJudging:
+            pass
+        except BaseException as exc:  # noqa: BLE001 - raised again in the consuming thread
+            self._error = exc
+        self._put(self._END, final=True)
+
+    def _put(self, item, final: bool = False) -> None:
+        while not self._stop.is_set():
+            try:
+                self._queue.put(item, timeout=0.1)
+                return
+            except queue.Full:
+                continue
+        if not final:
+            raise StopJudging
+
+    def __iter__(self):
+        while (item := self._queue.get()) is not self._END:
+            yield item
+        if self._error is not None:
+            raise self._error
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+def _judge_in_order(skeletons, judge, record, jobs: int, budget: _Budget) -> bool:
     """``record(*judge(s))`` for each skeleton in order, judging up to ``jobs`` at once; True if ``record``
     asked to stop (then the sessions still running are told to stop, and what they found is dropped, so
     a run's result never depends on which thread finished first)."""
-    if jobs == 1:
-        return any(record(*judge(skeleton)) for skeleton in skeletons)
     pool = ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="compaction-harness-session")
     pending: collections.deque = collections.deque()
     queue = iter(skeletons)
@@ -608,13 +655,21 @@ def run(config: RunConfig, *, on_failure: Callable[[Failure, str], None] | None 
             return ev.infra is not None and config.stop_on_error
 
         try:
-            for stage, (stage_strategy, examples) in enumerate(_exploration(config, background, strategy)):
-                if budget.check() is not None:
-                    break
-                generated = _generate(stage_strategy, examples,
-                                      random.Random(run_seed if stage == 0 else f"{run_seed}/{stage}"))
-                if _judge_in_order(generated, judge, record, config.jobs, budget):
-                    break
+            stages = _exploration(config, background, strategy)
+            if config.jobs == 1:
+                def judge_now(skeleton) -> None:
+                    if budget.check() is not None or record(*judge(skeleton)):
+                        raise StopJudging
+                try:
+                    _generate(stages, run_seed, judge_now)
+                except StopJudging:
+                    pass
+            else:
+                prefetched = _Prefetched(stages, run_seed, ahead=4 * config.jobs)
+                try:
+                    _judge_in_order(prefetched, judge, record, config.jobs, budget)
+                finally:
+                    prefetched.close()
         except KeyboardInterrupt:
             budget.interrupt()
         budget.check()
