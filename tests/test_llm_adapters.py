@@ -167,7 +167,7 @@ def test_max_tokens_counts_the_usage_the_model_reports():
 # -- non-deterministic summarizers -----------------------------------------------------------------
 
 
-def test_a_flaky_summarizer_is_named_non_deterministic_and_each_failure_has_its_rate(tmp_path):
+def test_a_flaky_summarizer_is_named_non_deterministic_and_each_failure_has_its_rate(tmp_path, capsys):
     corpus = tmp_path / "corpus"
     with openai_stub(prose.summarize, drop_share=0.1, seed=7) as api:
         code = main(["run", "--summarizer", "openai:test-model", "--base-url", api.url + "/v1", "--protocol", "rich",
@@ -179,9 +179,16 @@ def test_a_flaky_summarizer_is_named_non_deterministic_and_each_failure_has_its_
         assert report["violations"] and all(v["trials"] is not None for v in report["violations"])
         entries = load_corpus(corpus).entries
         assert entries and all(entry.trials is not None for _, entry in entries)
+        capsys.readouterr()
         code = main(["replay", str(corpus), "--summarizer", "openai:test-model", "--base-url", api.url + "/v1",
                      "--protocol", "rich", "--quiet"])
-    assert code in (0, 1)
+    lines = capsys.readouterr().out.splitlines()[:-1]
+    flaky = [entry for _, entry in entries if entry.flaky]
+    # a flaky entry is re-asked --trials times: "still failing (k/3)" or "not reproduced in 3 trials", never "fixed"
+    assert flaky and len(lines) == len(entries)
+    assert sum("still failing (" in line or "not reproduced in 3 trials" in line for line in lines) >= len(flaky)
+    assert not any(line.startswith("✓ fixed") for line in lines if "saved failing" in line)
+    assert code == (1 if any(line.startswith("✗") for line in lines) else 0)
 
 
 def test_a_deterministic_summarizer_fails_every_trial_and_is_not_called_flaky():

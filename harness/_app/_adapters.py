@@ -36,7 +36,7 @@ from harness._app._python_adapter import InlineTransport, ProcessTransport
 from harness._app._transport import Setup, Transport
 from harness._app._worker import DEFAULT_LOAD_TIMEOUT
 
-__all__ = ["Summarizer", "CallStats", "ISOLATIONS", "ADAPTERS", "is_remote"]
+__all__ = ["Summarizer", "CallStats", "ISOLATIONS", "ADAPTERS"]
 
 ISOLATIONS = ("process", "inline")
 
@@ -56,11 +56,6 @@ def adapter_for(spec: str, isolation: str = "process") -> type:
         if spec.startswith(prefix):
             return cls
     return InlineTransport if isolation == "inline" else ProcessTransport
-
-
-def is_remote(spec: str) -> bool:
-    """Whether the spec names a summarizer outside Python (``--inline`` means nothing to it)."""
-    return adapter_for(spec) not in (ProcessTransport, InlineTransport)
 _KEEP_LARGEST = 8
 
 

@@ -21,11 +21,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from harness._base._calling import checked_result, output_tail
+from harness._base._calling import output_tail
 from harness._base._errors import InfraError, SpecError
-from harness._base._protocol import result_from_dict
 from harness._base._wire import WIRE_VERSION, answer_from_wire, request_to_wire
-from harness._app._transport import Answer, Loaded, Setup
+from harness._app._transport import Answer, Loaded, Setup, checked_answer
 
 __all__ = ["CommandTransport"]
 
@@ -105,9 +104,7 @@ class CommandTransport:
             raise InfraError("malformed", f"the process answered a line that is not JSON: {answer[:200]!r}",
                              said) from None
         result, usage = answer_from_wire(data)
-        checked = checked_result(lambda: result_from_dict(result), max_result_chars=self._setup.max_result_chars,
-                                 redact=self._setup.redactor.redact)
-        return Answer(checked, usage=usage)
+        return checked_answer(result, self._setup, usage=usage)
 
     def _read_line(self, timeout: float) -> bytes:
         deadline = time.monotonic() + timeout

@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import hashlib
 
-from harness._base._calling import checked_result
-from harness._base._protocol import result_from_dict
 from harness._base._wire import WIRE_VERSION, answer_from_wire, request_to_wire
 from harness._app._remote import Endpoint, JsonPoster
-from harness._app._transport import Answer, Loaded, Setup
+from harness._app._transport import Answer, Loaded, Setup, checked_answer
 
 __all__ = ["HttpTransport"]
 
@@ -20,8 +18,7 @@ class HttpTransport:
         self._spec = spec
         self._setup = setup
         self._endpoint = Endpoint.parse(spec, option="--summarizer")
-        self._poster = JsonPoster(self._endpoint, retries=setup.retries, redactor=setup.redactor,
-                                  seed=setup.retry_seed)
+        self._poster = JsonPoster(self._endpoint, retries=setup.retries, redactor=setup.redactor)
         self.protocol = setup.protocol or setup.recorded_protocol or "messages"
 
     pid = None
@@ -35,9 +32,7 @@ class HttpTransport:
     def call(self, request, timeout: float) -> Answer:
         data, retries = self._poster.post(request_to_wire(request, self.protocol), timeout)
         result, usage = answer_from_wire(data)
-        checked = checked_result(lambda: result_from_dict(result), max_result_chars=self._setup.max_result_chars,
-                                 redact=self._setup.redactor.redact)
-        return Answer(checked, usage=usage, retries=retries)
+        return checked_answer(result, self._setup, usage=usage, retries=retries)
 
     def close(self) -> None:
         self._poster.close()

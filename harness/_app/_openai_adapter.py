@@ -18,13 +18,11 @@ import json
 import os
 from pathlib import Path
 
-from harness._base._calling import checked_result
 from harness._base._codec import fact_to_dict
 from harness._base._errors import InfraError, SpecError
-from harness._base._protocol import result_from_dict
 from harness._base._wire import Usage
 from harness._app._remote import Endpoint, JsonPoster
-from harness._app._transport import Answer, Loaded, Setup
+from harness._app._transport import Answer, Loaded, Setup, checked_answer
 
 __all__ = ["OPENAI_BASE_URL", "API_KEY_ENV", "DEFAULT_PROMPT", "OpenAITransport", "render_prompt"]
 
@@ -57,8 +55,7 @@ class OpenAITransport:
         self._key_env = setup.api_key_env or API_KEY_ENV
         self._prompt_file = Path(setup.prompt) if setup.prompt else DEFAULT_PROMPT
         self._template = _read_prompt(self._prompt_file, given=setup.prompt is not None)
-        self._poster = JsonPoster(self._endpoint, retries=setup.retries, redactor=setup.redactor,
-                                  seed=setup.retry_seed)
+        self._poster = JsonPoster(self._endpoint, retries=setup.retries, redactor=setup.redactor)
         self.protocol = setup.protocol or setup.recorded_protocol or "messages"
 
     pid = None
@@ -78,9 +75,7 @@ class OpenAITransport:
         headers = {"Authorization": f"Bearer {key}"} if key else {}
         data, retries = self._poster.post(body, timeout, headers)
         text, usage = _completion(data)
-        checked = checked_result(lambda: result_from_dict({"messages": text}),
-                                 max_result_chars=self._setup.max_result_chars, redact=self._setup.redactor.redact)
-        return Answer(checked, usage=usage, retries=retries)
+        return checked_answer({"messages": text}, self._setup, usage=usage, retries=retries)
 
     def close(self) -> None:
         self._poster.close()

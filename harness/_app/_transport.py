@@ -23,11 +23,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from harness._base._calling import DEFAULT_MAX_RESULT_CHARS
+from harness._base._calling import DEFAULT_MAX_RESULT_CHARS, checked_result
+from harness._base._protocol import result_from_dict
 from harness._base._wire import Usage
 from harness._app._redact import Redactor
 
-__all__ = ["Loaded", "Answer", "Setup", "Transport"]
+__all__ = ["Loaded", "Answer", "Setup", "Transport", "checked_answer"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,7 +66,13 @@ class Setup:
     prompt: str | None = None
     api_key_env: str | None = None
     retries: int = 4
-    retry_seed: int = 0
+
+
+def checked_answer(result: dict[str, Any], setup: Setup, *, usage: Usage | None = None, retries: int = 0) -> Answer:
+    """A server's or process's result (``messages`` and optional side channels), checked as any return value is."""
+    checked = checked_result(lambda: result_from_dict(result), max_result_chars=setup.max_result_chars,
+                             redact=setup.redactor.redact)
+    return Answer(checked, usage=usage, retries=retries)
 
 
 class Transport(Protocol):
