@@ -26,8 +26,9 @@ CACHE_FORMAT = 2
 class CallCache:
     """Summarizer answers by content hash: in memory, and on disk when given a directory."""
 
-    def __init__(self, directory: str | Path | None = None):
+    def __init__(self, directory: str | Path | None = None, *, max_entries: int | None = None):
         self._memory: dict[str, Any] = {}
+        self._max_entries = max_entries  # answers kept in memory (oldest forgotten first); None: all
         self._dir = output_dir(directory, option="--cache-dir") if directory else None
         self.hits = 0
         self.discarded: list[str] = []  # "path: reason" for each damaged disk entry ignored
@@ -71,6 +72,8 @@ class CallCache:
 
     def put(self, key: str, value: Any, *, persist: bool = True) -> None:
         self._memory[key] = value
+        if self._max_entries is not None and len(self._memory) > self._max_entries:
+            del self._memory[next(iter(self._memory))]  # a fuzzer runs for hours: memory must stay bounded
         if self._dir is None or not persist:
             return
         path = self._path(key)

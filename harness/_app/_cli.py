@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import io
 import json
 import math
@@ -32,8 +33,10 @@ from harness._app._loading import load_module, load_rules
 from harness._app._probe import probe
 from harness._app._redact import Redactor
 from harness._app._worker import DEFAULT_LOAD_TIMEOUT
+from harness._app._fuzzing import DEFAULT_FUZZ_MAX_TURNS, DEFAULT_FUZZ_TIME, FuzzConfig, fuzz, merge_inputs
 from harness._app._replay import replay_corpus
-from harness._app._report import audit_report, printable, render_text, write_json
+from harness._app._report import (audit_report, fuzz_report_dict, printable, render_fuzz_text, render_text,
+                                  write_json)
 from harness._app._openai_adapter import API_KEY_ENV, OPENAI_BASE_URL
 from harness._app._runner import (DEFAULT_BUDGET, DEFAULT_RETRIES, DEFAULT_SHRINK_CALLS, DEFAULT_TRIALS, RunConfig,
                                   RunResult, checked_counter, run, shrink_transcript)
@@ -129,7 +132,9 @@ def _add_call_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--quiet", action="store_true", help="no progress output (for CI logs)")
 
 
-def _add_summarizer_options(p: argparse.ArgumentParser, *, required: bool) -> None:
+def _add_summarizer_options(p: argparse.ArgumentParser, *, required: bool,
+                            max_time_help: str = "stop after this long and report what was found (exit 4 if "
+                                                 "examples were left unjudged)") -> None:
     p.add_argument("--summarizer", required=required, default=None if required else DEFAULT_SUMMARIZER,
                    metavar="SPEC", help="module:function or path/to/file.py:function"
                    + ("" if required else f" (default: the bundled example, {DEFAULT_SUMMARIZER})"))
@@ -143,7 +148,7 @@ def _add_summarizer_options(p: argparse.ArgumentParser, *, required: bool) -> No
     p.add_argument("--token-counter", metavar="SPEC", default=None,
                    help="module:function counting tokens in a string (default: words plus punctuation marks)")
     p.add_argument("--max-time", type=_positive_number("--max-time"), default=None, metavar="SECONDS",
-                   help="stop after this long and report what was found (exit 4 if examples were left unjudged)")
+                   help=max_time_help)
     p.add_argument("--shrink-calls", type=_whole_number("--shrink-calls"), default=DEFAULT_SHRINK_CALLS,
                    metavar="N", help=f"new summarizer calls shrinking one failure may make "
                                      f"(default {DEFAULT_SHRINK_CALLS}); then the smallest so far is reported")
@@ -178,6 +183,29 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--background", metavar="PATH",
                      help="your own session logs as the filler: a .json file (one session), a .jsonl file (one "
                           "session per line) or a directory of them; our obligations are planted between them")
+
+    fuzz = sub.add_parser("fuzz", help="coverage-guided fuzzing of a Python summarizer's own code (atheris); "
+                                       "arguments after -- go to libFuzzer")
+    _add_summarizer_options(fuzz, required=False, max_time_help=f"seconds of fuzzing (default {DEFAULT_FUZZ_TIME:g} "
+                            f"unless --runs is given); shrinking what was found comes after, within --shrink-calls")
+    fuzz.add_argument("--runs", type=_whole_number("--runs"), default=None, metavar="N",
+                      help="executions per fuzzing process (libFuzzer's -runs); with neither this nor --max-time, "
+                           f"fuzzing lasts {DEFAULT_FUZZ_TIME:g} s")
+    fuzz.add_argument("--jobs", type=_whole_number("--jobs"), default=1, metavar="K",
+                      help="fuzzing processes sharing one corpus (default 1)")
+    fuzz.add_argument("--seed", type=_whole_number("--seed", minimum=0), default=None, metavar="S",
+                      help="seed (default: random, printed)")
+    fuzz.add_argument("--max-turns", type=_whole_number("--max-turns"), default=DEFAULT_FUZZ_MAX_TURNS, metavar="T",
+                      help=f"longest transcript to generate (default {DEFAULT_FUZZ_MAX_TURNS}: fuzzing wants many "
+                           f"cheap executions)")
+    fuzz.add_argument("--corpus", metavar="DIR", help="save every new minimal failure into this corpus directory; the "
+                                                      "fuzzer's own inputs then live beside it, in DIR.fuzz/")
+    fuzz.add_argument("--fuzz-dir", metavar="DIR", default=None,
+                      help="the fuzzer's directory (inputs/, failures/, crashes/); default DIR.fuzz/SUMMARIZER beside "
+                           "--corpus, else .compaction-harness/fuzz/SUMMARIZER")
+    fuzz.add_argument("--merge", nargs="+", metavar="DIR", default=None,
+                      help="only merge these directories of fuzz inputs into the fuzz directory's inputs (libFuzzer's "
+                           "-merge=1: an input is kept if it reaches new coverage), then exit")
 
     shrink = sub.add_parser("shrink", help="minimize the failures of one transcript given as JSON")
     shrink.add_argument("file", metavar="FILE", help="a transcript JSON document")
@@ -282,6 +310,33 @@ def _run(args) -> int:
                      background=args.background, jobs=args.jobs)
     saver = CorpusSaver(args.corpus, summarizer=config.summarizer, budget=config.budget)
     return _finish(run(config, on_failure=saver), args, saver)
+
+
+def _fuzz(args) -> int:
+    config = _config(args, seed=args.seed, max_turns=args.max_turns)
+    max_time = args.max_time if args.max_time is not None else (None if args.runs else DEFAULT_FUZZ_TIME)
+    fuzz_config = FuzzConfig(dataclasses.replace(config, max_time=None), max_time=max_time, runs=args.runs,
+                             jobs=args.jobs, directory=args.fuzz_dir, corpus=args.corpus,
+                             libfuzzer_args=tuple(args.libfuzzer))
+    if args.merge:
+        before, after = merge_inputs(fuzz_config, args.merge)
+        print(f"merged {', '.join(args.merge)} into the fuzz inputs: {before} -> {after} inputs "
+              f"({after - before} reach coverage the others did not)")
+        return EXIT_OK
+    saver = CorpusSaver(args.corpus, summarizer=config.summarizer, budget=config.budget)
+    result = fuzz(fuzz_config, on_failure=saver)
+    print(render_fuzz_text(result))
+    if saver.directory is not None:
+        print(f"corpus {saver.directory}: {saver.saved} new entr{'y' if saver.saved == 1 else 'ies'}")
+    problems = list(saver.errors)
+    if args.report_json:
+        try:
+            write_atomic(args.report_json, json.dumps(fuzz_report_dict(result), indent=2, ensure_ascii=False) + "\n")
+        except OSError as exc:
+            problems.append(f"PathError: --report-json {args.report_json!r}: {exc.strerror or exc}")
+    for problem in problems:
+        print(problem, file=sys.stderr)
+    return EXIT_USAGE if problems and result.exit_code == EXIT_OK else result.exit_code
 
 
 def _replay(args) -> int:
@@ -391,8 +446,14 @@ def _oracles(args) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     parser = _parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    libfuzzer: list[str] = []
+    if argv[:1] == ["fuzz"] and "--" in argv:  # what follows "--" is libFuzzer's
+        libfuzzer = argv[argv.index("--") + 1:]
+        argv = argv[:argv.index("--")]
     try:
         args = parser.parse_args(argv)
+        args.libfuzzer = libfuzzer
     except SystemExit as exc:  # --help, --version, or a usage error already printed
         return exc.code if isinstance(exc.code, int) else EXIT_USAGE
     if args.command is None:
@@ -416,6 +477,8 @@ def main(argv: list[str] | None = None) -> int:
         _validate_ids(args)
         if args.command == "audit":
             return _audit(args)
+        if args.command == "fuzz":
+            return _fuzz(args)
         return _run(args) if args.command == "run" else _shrink(args)
     except InfraError as exc:  # the adapter reports these as findings; one reaching here is still the summarizer's
         print(f"InfraError: {printable(_redacted(args, str(exc)))}", file=sys.stderr)

@@ -18,7 +18,9 @@ from typing import Any
 from harness._base._errors import SpecError
 from oracles import ProseRules
 
-__all__ = ["load_object", "load_callable", "load_rules", "load_module", "code_fingerprint"]
+__all__ = ["load_object", "load_callable", "load_rules", "load_module", "code_fingerprint", "team_modules"]
+#: Our own top-level packages: a summarizer bundled with the harness is its own subpackage, not all of these.
+_OUR_ROOTS = ("harness", "strategies", "oracles")
 _FILE_MODULE_PREFIX = "_summarizer_"
 
 
@@ -154,3 +156,31 @@ def code_fingerprint(fn: Callable[..., Any], *, also: tuple[Any, ...] = ()) -> s
     if code is not None:  # a function built at run time has no file of its own to hash
         digest.update(code.co_code + repr(code.co_names).encode())
     return digest.hexdigest()[:16]
+
+
+def team_modules(fn: Callable[..., Any]) -> list[Any]:
+    """The loaded modules holding the team's code behind ``fn``: what a coverage-guided fuzzer instruments.
+
+    Its package's modules (for a ``path/to/file.py`` spec: the file and the Python files loaded from its
+    folder and below), never installed packages; for a summarizer bundled with the harness, the
+    modules of its own subpackage (``harness.summarizers``), not the harness judging it.
+    """
+    module_name = getattr(fn, "__module__", None) or ""
+    root = module_name.split(".")[0]
+    if root in _OUR_ROOTS:
+        root = module_name.rpartition(".")[0] or module_name
+    own = sys.modules.get(module_name)
+    own_file = getattr(own, "__file__", None)
+    folder = Path(own_file).resolve().parent if own_file and root.startswith(_FILE_MODULE_PREFIX) else None
+    found = [own] if own is not None else []
+    for name, mod in list(sys.modules.items()):
+        path = getattr(mod, "__file__", None)
+        if mod is own or not path or not path.endswith(".py"):
+            continue
+        if name == root or name.startswith(root + "."):
+            found.append(mod)
+        elif folder is not None:
+            resolved = Path(path).resolve()
+            if resolved.is_relative_to(folder) and not {"site-packages", "dist-packages"} & set(resolved.parts):
+                found.append(mod)
+    return found

@@ -36,6 +36,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                          "(repeatable)")
     group.addoption("--summarizer-rules", metavar="SPEC", default=None,
                     help="module:OBJECT naming your own oracles.ProseRules for judging prose")
+    group.addoption("--summarizer-fuzz", metavar="SECONDS", default=None,
+                    help="also fuzz the summarizer's own code for this long (atheris; a Python summarizer), as one "
+                         "more test beside the property search")
     group.addoption("--summarizer-background", metavar="PATH", default=None,
                     help="your own session logs (.json, .jsonl or a folder of them) as the filler of generated "
                          "transcripts")
@@ -70,6 +73,8 @@ def pytest_configure(config: pytest.Config) -> None:
                                 "expected messages or rich")
     for name, minimum in (("summarizer_budget", 1), ("summarizer_max_turns", 1)):
         _int_option(config, name, minimum)
+    if config.getoption("summarizer_fuzz") is not None:
+        _int_option(config, "summarizer_fuzz", 1)
     try:  # fail at start-up, naming the option, rather than in every test
         for module in config.getoption("summarizer_extend"):
             load_module(module, option="--summarizer-extend")
@@ -114,21 +119,44 @@ class _Collector(pytest.Collector):
 
 
 class HarnessItem(pytest.Item):
-    """One harness test: the property search, or the replay of one corpus entry."""
+    """One harness test: the property search, a bounded fuzzing session, or the replay of one corpus entry."""
 
-    def __init__(self, *, entry_path: Path | None = None, **kwargs):
+    def __init__(self, *, entry_path: Path | None = None, fuzz: bool = False, **kwargs):
         super().__init__(**kwargs)
         self.entry_path = entry_path
+        self.fuzz = fuzz
 
     def _seed(self) -> int:
         material = f"{self.config.stash[_SEED]}:{self.nodeid}".encode()
         return int(hashlib.sha256(material).hexdigest()[:8], 16)  # stable across processes, unlike hash()
 
     def runtest(self) -> None:
-        if self.entry_path is None:
+        if self.fuzz:
+            self._fuzz()
+        elif self.entry_path is None:
             self._property()
         else:
             self._replay()
+
+    def _fuzz(self) -> None:
+        # lazy: see pytest_configure
+        from harness._app._corpus import CorpusSaver
+        from harness._app._fuzzing import DEFAULT_FUZZ_MAX_TURNS, FuzzConfig, fuzz
+        from harness._app._report import render_fuzz_text
+        from harness._app._runner import RunConfig
+
+        cfg = self.config
+        config = RunConfig(summarizer=cfg.getoption("summarizer"), protocol=cfg.getoption("summarizer_protocol"),
+                           seed=self._seed(), max_turns=DEFAULT_FUZZ_MAX_TURNS,
+                           budget=int(cfg.getoption("summarizer_budget")), quiet=True,
+                           rules=cfg.getoption("summarizer_rules"), extend=tuple(cfg.getoption("summarizer_extend")))
+        corpus = cfg.getoption("summarizer_corpus")
+        saver = CorpusSaver(corpus if cfg.getoption("summarizer_save") else None, summarizer=config.summarizer,
+                            budget=config.budget)
+        result = fuzz(FuzzConfig(config, max_time=float(cfg.getoption("summarizer_fuzz")), corpus=corpus),
+                      on_failure=saver)
+        if result.exit_code:
+            raise HarnessFailure(render_fuzz_text(result))
 
     def _property(self) -> None:
         # lazy: see pytest_configure
@@ -184,6 +212,8 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
         return
     parent = _Collector.from_parent(session, name="compaction-harness", nodeid="compaction-harness")
     items.append(HarnessItem.from_parent(parent, name="property"))
+    if config.getoption("summarizer_fuzz") is not None:
+        items.append(HarnessItem.from_parent(parent, name="fuzz", fuzz=True))
     corpus = Path(config.getoption("summarizer_corpus"))
     for path in sorted(corpus.glob("*.json")) if corpus.is_dir() else ():
         items.append(HarnessItem.from_parent(parent, name=f"replay[{path.stem}]", entry_path=path))

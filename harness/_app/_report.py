@@ -12,9 +12,11 @@ from harness._base._codec import transcript_to_dict
 from harness._base._files import write_atomic
 from harness._base._model import FactKind
 from harness._app._audit import Audit
+from harness._app._fuzzing import FuzzResult
 from harness._app._runner import Failure, RunResult, turn_stats
 
-__all__ = ["render_text", "report_dict", "write_json", "reproduce_command", "printable"]
+__all__ = ["render_text", "report_dict", "write_json", "reproduce_command", "printable", "render_fuzz_text",
+           "fuzz_report_dict"]
 
 
 def printable(text: str) -> str:
@@ -23,10 +25,11 @@ def printable(text: str) -> str:
                    .decode("ascii") for ch in text)
 
 
-def reproduce_command(result: RunResult, *, only: str | None = None) -> str:
+def reproduce_command(result: RunResult, *, only: str | None = None, transcript_file: str | None = None) -> str:
     c = result.config
-    if c.transcript_file is not None:
-        parts = ["compaction-harness", "shrink", c.transcript_file, "--summarizer", c.summarizer,
+    transcript_file = transcript_file or c.transcript_file
+    if transcript_file is not None:
+        parts = ["compaction-harness", "shrink", transcript_file, "--summarizer", c.summarizer,
                  "--protocol", result.protocol, "--budget", str(c.budget)]
     else:
         parts = ["compaction-harness", "run", "--summarizer", c.summarizer, "--protocol", result.protocol,
@@ -35,7 +38,7 @@ def reproduce_command(result: RunResult, *, only: str | None = None) -> str:
     for option, value in (("--base-url", c.base_url), ("--prompt", c.prompt), ("--api-key-env", c.api_key_env)):
         if value:
             parts += [option, value]
-    if c.background and c.transcript_file is None:
+    if c.background and transcript_file is None:
         parts += ["--background", c.background]
     if c.token_counter:
         parts += ["--token-counter", c.token_counter]
@@ -101,7 +104,7 @@ def _failure_block(result: RunResult, f: Failure) -> list[str]:
     if f.context:
         summary = " / ".join(m.get("content") or "" for m in f.context["messages"])
         lines.append(f"  summarizer returned: {_clip(summary, 200) if summary.strip() else '(no text at all)'}")
-    lines.append(f"  reproduce: {reproduce_command(result, only=f.invariant)}")
+    lines.append(f"  reproduce: {reproduce_command(result, only=f.invariant, transcript_file=result.reproduce_files.get(f.key))}")
     return lines
 
 
@@ -110,13 +113,45 @@ def render_text(result: RunResult) -> str:
     return printable(_render(result))
 
 
-def _render(result: RunResult) -> str:
+def render_fuzz_text(fuzz: FuzzResult) -> str:
+    """The ``fuzz`` report: what the fuzzing did, then every failure as ``run`` reports it."""
+    s, result = fuzz.stats, fuzz.run
+    first = "no violation seen" if s.first_failure_calls is None else \
+        f"first violation after {s.first_failure_calls:,} summarizer calls ({s.first_failure_executions:,} examples)"
+    head = [f"compaction-harness fuzz: {result.config.summarizer} ({result.protocol}) · seed {result.seed} · "
+            f"{s.executions:,} executions in {s.seconds:.0f} s ({s.per_second:,.0f}/s), {s.examples:,} judged as "
+            f"transcripts",
+            f"coverage of the summarizer's code: {s.coverage} edges, {s.features} features; {s.inputs} inputs kept "
+            f"in {s.directory}",
+            f"fuzzing: {s.calls:,} summarizer calls (cache hits not counted); {first}"
+            + (f"; fuzzing process restarted {s.restarts} time(s)" if s.restarts else "")]
+    lines = _render(result, head=head).splitlines()
+    verdict = lines[-1].split(" · reproduce the run:")[0]
+    lines[-1] = verdict + (" · reproduce: each failure's line" if result.failures else "")
+    return printable("\n".join(lines))
+
+
+def fuzz_report_dict(fuzz: FuzzResult) -> dict[str, Any]:
+    """``report_dict`` of the shrunk result, with the fuzzing counters under ``fuzz``."""
+    s = fuzz.stats
+    document = report_dict(fuzz.run)
+    document["fuzz"] = {"executions": s.executions, "examples": s.examples, "calls": s.calls,
+                        "seconds": round(s.seconds, 3), "executions_per_second": round(s.per_second, 1),
+                        "coverage": s.coverage, "features": s.features, "inputs": s.inputs,
+                        "first_failure_calls": s.first_failure_calls,
+                        "first_failure_executions": s.first_failure_executions, "restarts": s.restarts,
+                        "directory": s.directory}
+    return document
+
+
+def _render(result: RunResult, *, head: list[str] | None = None) -> str:
     c = result.config
-    out = [
+    out = head or [
         f"compaction-harness: {c.summarizer} ({result.protocol}) · seed {result.seed} · {result.examples_run} examples "
         f"({turn_stats(result.turns)})",
     ]
-    out.append(_calls_line(result))
+    if head is None or result.summarizer_calls:
+        out.append(_calls_line(result))
     if result.stats.asked_again:
         out.append(_determinism_line(result))
     for f in result.failures:
@@ -226,7 +261,7 @@ def report_dict(result: RunResult) -> dict[str, Any]:
                 "detail": f.detail,
                 "expected": f.expected,
                 "found": f.found,
-                "reproduce": reproduce_command(result, only=f.invariant),
+                "reproduce": reproduce_command(result, only=f.invariant, transcript_file=result.reproduce_files.get(f.key)),
             }
             for f in result.failures
         ],

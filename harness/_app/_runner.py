@@ -47,7 +47,7 @@ from strategies import expand as expand_skeleton
 
 
 __all__ = ["RunConfig", "Failure", "InfraFailure", "RunResult", "Evaluation", "evaluate", "run", "shrink_transcript",
-           "open_summarizer"]
+           "shrink_transcripts", "open_summarizer"]
 
 #: The context budget in tokens when none is given.
 DEFAULT_BUDGET = 2000
@@ -186,6 +186,9 @@ class RunResult:
     first_failure_calls: int | None = None  # summarizer calls made when the first violation was seen
     stats: CallStats = field(default_factory=CallStats)  # calls, retries, tokens, latencies, re-asks
     cap_reached: str | None = None  # "--max-calls 300 reached" when a spend cap ended or limited work
+    # By failure key, a file holding its minimal transcript, which its reproduce line names (fuzz: a fuzzing
+    # session cannot be replayed from a seed, the file can).
+    reproduce_files: dict[tuple[str, str | None], str] = field(default_factory=dict)
 
     @property
     def nondeterministic(self) -> bool:
@@ -257,10 +260,11 @@ def _rules(spec: str | None) -> ProseRules:
     return DEFAULT_RULES if spec is None else load_rules(spec)
 
 
-def open_summarizer(config: RunConfig, *, recorded_protocol: str | None = None) -> Summarizer:
+def open_summarizer(config: RunConfig, *, recorded_protocol: str | None = None,
+                    cache: CallCache | None = None) -> Summarizer:
     """The summarizer a run calls, built from its config (the one place the options meet the adapter)."""
     return Summarizer(config.summarizer, protocol=config.protocol, timeout=config.timeout,
-                      isolation=config.isolation, cache=CallCache(config.cache_dir),
+                      isolation=config.isolation, cache=cache if cache is not None else CallCache(config.cache_dir),
                       max_result_chars=config.max_result_chars, version=config.summarizer_version,
                       load_timeout=min(max(DEFAULT_LOAD_TIMEOUT, config.timeout), config.max_time or float("inf")),
                       redactor=Redactor.from_environ(extra_names=(*config.redact_env, *filter(None, [config.api_key_env]))),
@@ -719,33 +723,59 @@ def run(config: RunConfig, *, on_failure: Callable[[Failure, str], None] | None 
 def shrink_transcript(transcript: Transcript, config: RunConfig, *,
                       on_failure: Callable[[Failure, str], None] | None = None) -> RunResult:
     """The ``shrink`` command: minimize every distinct failure of one given transcript."""
+    return shrink_transcripts((transcript,), config, on_failure=on_failure)
+
+
+def shrink_transcripts(transcripts: tuple[Transcript, ...], config: RunConfig, *,
+                       on_failure: Callable[[Failure, str], None] | None = None) -> RunResult:
+    """Judge the given transcripts, then minimize every distinct failure from the first one showing it.
+
+    What ``shrink`` does with one file, and ``fuzz`` with what the fuzzer found (the fuzzer's process
+    called the summarizer inline for coverage; here it is called as the options say, so a finding the
+    summarizer does not repeat is not reported).
+    """
     chosen = select(only=config.only, skip=config.skip)
-    progress = Progress(1, label="shrinking", quiet=config.quiet)
+    progress = Progress(len(transcripts), label="judging", quiet=config.quiet)
+    first_seen: dict[tuple[str, str | None], tuple[Transcript, Violation]] = {}
+    infra: list[InfraFailure] = []
+    judged, stopped, compacted = 0, False, False
     with open_summarizer(config) as summarizer:
         budget = _Budget(config, summarizer)
-        progress.message(f"judging {len(transcript.turns)} turns")
-        try:
-            ev = evaluate(transcript, budget.metered(summarizer), config, chosen)
-        except KeyboardInterrupt:
-            budget.interrupt()
-            ev = Evaluation(stopped=True)
-        infra = (InfraFailure(ev.infra.kind, ev.infra.message, 1, ev.infra.output),) if ev.infra else ()
+        for n, transcript in enumerate(transcripts, 1):
+            progress.message(f"judging {len(transcript.turns)} turns" + (f" ({n}/{len(transcripts)})"
+                                                                          if len(transcripts) > 1 else ""))
+            try:
+                ev = evaluate(transcript, budget.metered(summarizer), config, chosen)
+            except KeyboardInterrupt:
+                budget.interrupt()
+                ev = Evaluation(stopped=True)
+            if ev.stopped:
+                stopped = True
+                break
+            judged += 1
+            compacted = compacted or bool(ev.boundaries)
+            if ev.infra is not None:
+                infra.append(InfraFailure(ev.infra.kind, ev.infra.message, n, ev.infra.output))
+            for key, violation in ev.violations.items():
+                first_seen.setdefault(key, (transcript, violation))
         failures = []
-        for n, key in enumerate(sorted(ev.violations, key=str), 1):
-            label = f"shrinking failure {n}/{len(ev.violations)}: {key[0]} ({key[1] or 'no fact'})"
-            failure = _shrink_failure(key, transcript, ev.violations[key], summarizer, config, chosen, budget,
-                                      progress, label)
+        ordered = sorted(first_seen.items(), key=lambda kv: str(kv[0]))
+        for n, (key, (first, violation)) in enumerate(ordered, 1):
+            label = f"shrinking failure {n}/{len(ordered)}: {key[0]} ({key[1] or 'no fact'})"
+            failure = _shrink_failure(key, first, violation, summarizer, config, chosen, budget, progress, label,
+                                      failures_left=len(ordered) - n + 1)
             failures.append(failure)
             if on_failure is not None:
                 on_failure(failure, summarizer.protocol)
         progress.finish()
-        incomplete = budget.stopped if ev.stopped else None
-        if not ev.stopped and ev.infra is None and not ev.boundaries:
+        incomplete = budget.stopped if stopped else None
+        if not stopped and not infra and not compacted:
             incomplete = ("the transcript never reached a compaction: nothing was judged (give it compaction_points "
                           "or a lower --budget)")
-    return RunResult(config, config.seed or 0, summarizer.protocol, 0 if ev.stopped else 1, summarizer.calls,
-                     summarizer.cache.hits, tuple(failures), {}, infra, (len(transcript.turns),), incomplete,
-                     tuple(summarizer.cache.discarded))
+    return RunResult(config, config.seed or 0, summarizer.protocol, judged, summarizer.calls,
+                     summarizer.cache.hits, tuple(failures), {}, tuple(infra),
+                     tuple(len(t.turns) for t in transcripts[:judged]), incomplete,
+                     tuple(summarizer.cache.discarded), stats=summarizer.stats)
 
 
 def turn_stats(turns: tuple[int, ...]) -> str:

@@ -1,0 +1,133 @@
+"""The fuzzing process: atheris mutates byte strings, Hypothesis reads them as our strategies' choices.
+
+Started by ``harness._app._fuzzing`` through a small executable entry script (libFuzzer's ``-merge``
+and ``-fork`` start the same command again, so it must be runnable as it is). The summarizer is
+called in this process, so that atheris can see which of its branches an input reaches; the team's
+modules are instrumented after loading (``team_modules``), which works for ``path/to/file.py`` specs
+too, whose modules never pass through the import hooks.
+
+Nothing found here is a libFuzzer crash: a violation, or the summarizer raising or returning garbage,
+is written as a finding file (the first per invariant and fact kind, then any smaller one) and the
+fuzzing goes on; the parent process shrinks, reports and saves what these files hold. A libFuzzer
+crash therefore means something outside that contract: the summarizer killed or hung the process, or
+the harness itself has a bug.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+import atheris
+from hypothesis import HealthCheck, given, settings
+
+from harness._base._codec import transcript_to_dict
+from harness._base._files import write_atomic
+from harness._app._cache import CallCache
+from harness._app._fuzzing import CONFIG_ENV, FUZZ_CACHE_ENTRIES, config_from_json, fuzz_strategy
+from harness._app._loading import load_callable, team_modules
+from harness._app._runner import evaluate, open_summarizer
+from oracles import select
+from strategies import expand
+
+__all__ = ["main"]
+
+#: Bytes of this process's counters record, rewritten in place after every execution (libFuzzer ends the
+#: process with C's exit(), so nothing written at exit would ever run).
+_STATS_BYTES = 256
+
+
+class _Findings:
+    """Finding files for the parent: one per (invariant, fact kind) or infra kind, replaced by smaller ones."""
+
+    def __init__(self, directory: Path, *, max_calls: int | None):
+        self._dir = directory
+        self._max_calls = max_calls
+        self._smallest: dict[str, int] = {}
+        self._started = time.monotonic()
+        self._stats = os.open(directory / f"stats-{os.getpid()}.json", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        self.executions = 0
+        self.first: dict[str, int] | None = None  # calls and executions when the first finding was made
+
+    def record(self, key: list, transcript, budget: int, calls: int, *, infra: dict | None = None) -> None:
+        name = hashlib.sha256(json.dumps(key).encode()).hexdigest()[:16]
+        turns = len(transcript.turns)
+        if name in self._smallest and self._smallest[name] <= turns:
+            return
+        self._smallest[name] = turns
+        if self.first is None:
+            self.first = {"calls": calls, "executions": self.executions}
+        document = {"key": key, "infra": infra, "budget": budget, "calls": calls, "executions": self.executions,
+                    "seconds": round(time.monotonic() - self._started, 3),
+                    "transcript": transcript_to_dict(transcript)}
+        write_atomic(self._dir / f"{os.getpid()}-{name}.json", json.dumps(document, ensure_ascii=False))
+
+    def stats(self, calls: int, protocol: str) -> None:
+        """Rewrite the fixed-size counters record in place: one small write, cheap enough for every execution."""
+        record = json.dumps({"executions": self.executions, "calls": calls, "first": self.first,
+                             "protocol": protocol})
+        os.pwrite(self._stats, record.ljust(_STATS_BYTES).encode(), 0)
+
+    def out_of_calls(self, calls: int) -> bool:
+        return self._max_calls is not None and calls >= self._max_calls
+
+
+def _instrument(spec: str) -> int:
+    """Instrument the team's code behind ``spec`` for coverage; the number of functions instrumented."""
+    fn = load_callable(spec)
+    modules = {m.__name__ for m in team_modules(fn)}
+    count = 0
+    for module in list(sys.modules.values()):
+        if getattr(module, "__name__", None) not in modules:
+            continue
+        for value in list(vars(module).values()):
+            for function in _functions(value, module.__name__):
+                atheris.instrument_func(function)
+                count += 1
+    return count
+
+
+def _functions(value, module_name: str):
+    """The plain Python functions ``value`` is or defines (a class's methods), if they were written in ``module_name``."""
+    if isinstance(value, type):
+        for member in vars(value).values():
+            member = getattr(member, "__func__", member)  # staticmethod, classmethod
+            yield from _functions(member, module_name)
+    elif callable(value) and hasattr(value, "__code__") and getattr(value, "__module__", None) == module_name:
+        yield value
+
+
+def main(argv: list[str] | None = None) -> None:
+    """The entry script's body: read the parent's configuration, then hand control to libFuzzer."""
+    doc = json.loads(os.environ[CONFIG_ENV])
+    config = config_from_json(doc["run"])
+    findings = _Findings(Path(doc["findings"]), max_calls=doc.get("max_calls"))
+    instrumented = _instrument(config.summarizer)
+    print(f"INFO: compaction-harness instrumented {instrumented} functions of {config.summarizer}", file=sys.stderr)
+    summarizer = open_summarizer(config, cache=CallCache(max_entries=FUZZ_CACHE_ENTRIES))
+    summarizer.__enter__()
+    chosen = select(only=config.only, skip=config.skip)
+
+    @settings(database=None, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(fuzz_strategy(config))
+    def one_input(skeleton) -> None:
+        transcript = expand(skeleton)
+        ev = evaluate(transcript, summarizer, config, chosen)
+        findings.executions += 1
+        calls = summarizer.calls
+        for (invariant, kind) in ev.violations:
+            findings.record([invariant, kind], transcript, config.budget, calls)
+        if ev.infra is not None:
+            findings.record(["infra", ev.infra.kind], transcript, config.budget, calls,
+                            infra={"kind": ev.infra.kind, "message": str(ev.infra), "output": ev.infra.output})
+        findings.stats(calls, summarizer.protocol)
+        if findings.out_of_calls(calls):
+            sys.stderr.flush()
+            os._exit(0)  # --max-calls spent: libFuzzer has no option for it, and exit() would run its handlers
+
+    atheris.Setup(list(sys.argv if argv is None else argv), one_input.hypothesis.fuzz_one_input)
+    atheris.Fuzz()

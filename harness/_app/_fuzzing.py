@@ -1,0 +1,413 @@
+"""The ``fuzz`` command: coverage-guided search of a Python summarizer's own branches with atheris.
+
+``run`` explores the transcripts our strategies think likely; ``fuzz`` lets libFuzzer mutate the
+byte strings Hypothesis reads its choices from, keeping every input that reaches a branch of the
+team's code no earlier input reached. The fuzzing happens in child processes (``_fuzz_child``),
+because libFuzzer owns its process and ends it with C's ``exit()``; they write what they find as
+files, and this process shrinks, reports and saves it the way ``run`` does.
+
+Layout of a fuzz directory (``--fuzz-dir``, by default ``DIR.fuzz/SLUG`` beside ``--corpus DIR``,
+else ``.compaction-harness/fuzz/SLUG``; SLUG names the summarizer)::
+
+    inputs/     libFuzzer's corpus: byte strings, kept between runs (Hypothesis choices for our strategies)
+    failures/   each minimal failure of the last run, as a corpus entry: ``compaction-harness shrink FILE``
+    crashes/    libFuzzer's artifacts when the summarizer killed or hung the fuzzing process
+"""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+import hashlib
+import importlib.util
+import json
+import os
+import random
+import re
+import secrets
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness._base._codec import transcript_from_dict
+from harness._base._errors import InvalidArgument, SchemaError
+from harness._base._files import output_dir, read_json_file, write_atomic
+from harness._app._adapters import ADAPTERS
+from harness._app._corpus import CorpusEntry, entry_name, entry_to_dict, now
+from harness._app._progress import Progress
+from harness._app._runner import Failure, InfraFailure, RunConfig, RunResult, shrink_transcripts
+from harness import __version__
+from strategies import skeletons
+
+__all__ = ["FuzzConfig", "FuzzStats", "FuzzResult", "fuzz", "merge_inputs", "fuzz_directory", "fuzz_strategy",
+           "CONFIG_ENV", "FUZZ_CACHE_ENTRIES", "DEFAULT_FUZZ_TIME", "DEFAULT_FUZZ_MAX_TURNS"]
+
+#: The environment variable handing a fuzzing process its configuration (JSON).
+CONFIG_ENV = "COMPACTION_HARNESS_FUZZ"
+#: Answers a fuzzing process keeps in its call cache: fuzzing runs for hours, memory must stay bounded.
+FUZZ_CACHE_ENTRIES = 4096
+#: Seconds of fuzzing when neither --max-time nor --runs is given.
+DEFAULT_FUZZ_TIME = 60.0
+#: Fuzzing wants many cheap executions: short, fact-dense transcripts (--max-turns raises it).
+DEFAULT_FUZZ_MAX_TURNS = 80
+#: The largest input libFuzzer builds, in bytes: room for the choices of a transcript of a few hundred turns.
+MAX_INPUT_BYTES = 16_384
+#: Random inputs written as a starting point when the corpus is empty (Hypothesis needs enough bytes to
+#: build a transcript at all; libFuzzer alone would start from an empty input and grow it slowly).
+SEED_INPUTS = 16
+#: Times a fuzzing process killed or hung by the summarizer is started again before fuzzing stops.
+MAX_RESTARTS = 5
+
+
+def fuzz_strategy(config: RunConfig):
+    """What a fuzzing process generates: fact-dense transcripts up to ``--max-turns`` (see ``DEFAULT_FUZZ_MAX_TURNS``)."""
+    low = min(config.min_turns, config.max_turns)
+    return skeletons(min_turns=low, max_turns=config.max_turns, min_facts=3, max_facts=8)
+
+
+@dataclass(frozen=True, slots=True)
+class FuzzConfig:
+    """A fuzzing session: the run's options plus libFuzzer's bounds and where its files go."""
+
+    run: RunConfig
+    max_time: float | None = DEFAULT_FUZZ_TIME  # seconds of fuzzing (shrinking comes after, within --shrink-calls)
+    runs: int | None = None  # executions per fuzzing process
+    jobs: int = 1  # fuzzing processes sharing one corpus
+    directory: str | None = None  # the fuzz directory (see the module docstring); None: the default
+    corpus: str | None = None  # the regression corpus: decides the default fuzz directory
+    libfuzzer_args: tuple[str, ...] = ()  # passed through (after "--" on the command line)
+
+
+@dataclass(frozen=True, slots=True)
+class FuzzStats:
+    """What the fuzzing part did: libFuzzer's counters and ours."""
+
+    executions: int = 0  # inputs libFuzzer ran
+    examples: int = 0  # of those, the ones Hypothesis turned into a transcript that was judged
+    calls: int = 0  # new summarizer calls while fuzzing (cache hits not counted)
+    seconds: float = 0.0
+    coverage: int = 0  # libFuzzer's "cov": edges of the team's code reached
+    features: int = 0  # libFuzzer's "ft"
+    inputs: int = 0  # inputs in the corpus at the end
+    first_failure_calls: int | None = None  # summarizer calls made when the first violation was seen
+    first_failure_executions: int | None = None
+    restarts: int = 0
+    directory: str = ""
+
+    @property
+    def per_second(self) -> float:
+        return self.executions / self.seconds if self.seconds else 0.0
+
+
+@dataclass(frozen=True)
+class FuzzResult:
+    """The fuzzing counters and the shrunk, reported result (a ``RunResult``, exactly as ``run`` makes one)."""
+
+    stats: FuzzStats
+    run: RunResult
+
+    @property
+    def exit_code(self) -> int:
+        return self.run.exit_code
+
+
+def check_fuzzable(spec: str) -> None:
+    """A clear error before any work: atheris missing, or a summarizer whose code is not in this Python."""
+    for prefix in ADAPTERS:
+        if spec.startswith(prefix):
+            raise InvalidArgument(
+                f"--summarizer {spec!r}: fuzz needs a Python summarizer (module:function or path/to/file.py:function), "
+                f"whose branches it can see; for {prefix} summarizers use 'compaction-harness run'")
+    if importlib.util.find_spec("atheris") is None:
+        raise InvalidArgument("fuzz needs atheris: pip install 'compaction-harness[fuzz]' (Linux or macOS, "
+                              "CPython 3.8 to 3.11)")
+
+
+def fuzz_directory(spec: str, *, corpus: str | None = None, explicit: str | None = None) -> Path:
+    """Where a summarizer's fuzz files live (see the module docstring)."""
+    if explicit:
+        return Path(explicit)
+    slug = re.sub(r"[^A-Za-z0-9_.-]+", "-", spec).strip("-.")[:60]
+    slug = f"{slug}-{hashlib.sha256(spec.encode()).hexdigest()[:8]}"
+    base = Path(f"{Path(corpus)}.fuzz") if corpus else Path(".compaction-harness") / "fuzz"
+    return base / slug
+
+
+def config_to_json(config: RunConfig) -> dict:
+    return dataclasses.asdict(config)
+
+
+def config_from_json(data: dict) -> RunConfig:
+    tuples = {f.name for f in dataclasses.fields(RunConfig) if "tuple" in str(f.type)}
+    return RunConfig(**{k: tuple(v) if k in tuples and v is not None else v for k, v in data.items()})
+
+
+def _entry_script(directory: Path) -> Path:
+    """The executable libFuzzer starts (and starts again for -merge and -fork): this Python, our child main."""
+    path = directory / "compaction-harness-fuzz"
+    path.write_text(f"#!{sys.executable}\n# Written by compaction-harness fuzz; runs one fuzzing process.\n"
+                    f"from harness._app._fuzz_child import main\nmain()\n", encoding="utf-8")
+    path.chmod(0o755)
+    return path
+
+
+def _seed_inputs(directory: Path, seed: int) -> None:
+    rng = random.Random(seed)
+    for n in range(SEED_INPUTS):
+        size = rng.randint(256, 4096)
+        (directory / f"seed-{n}").write_bytes(rng.randbytes(size))
+
+
+_STATUS = re.compile(r"^#(\d+)\s+\S+\s+cov: (\d+) ft: (\d+) corp: (\d+)/")
+_DONE = re.compile(r"^Done (\d+) runs")
+
+
+class _Child:
+    """One fuzzing process and what its output says."""
+
+    def __init__(self, index: int, argv: list[str], env: dict[str, str]):
+        self.index = index
+        self.proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                     text=True, errors="replace", start_new_session=True)
+        self.tail: collections.deque[str] = collections.deque(maxlen=60)
+        self.executions = self.coverage = self.features = self.inputs = 0
+        self.done_runs: int | None = None
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        for line in self.proc.stderr:
+            line = line.rstrip("\n")
+            self.tail.append(line)
+            if m := _STATUS.match(line):
+                self.executions, self.coverage, self.features, self.inputs = map(int, m.groups())
+            elif m := _DONE.match(line):
+                self.done_runs = int(m.group(1))
+
+    def wait(self) -> int:
+        code = self.proc.wait()
+        self._reader.join(timeout=5)
+        return code
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        self.wait()
+
+
+def _crash(child: _Child) -> tuple[str, str]:
+    """(kind, message) for a fuzzing process that ended with an error: who is to blame, in the report's terms."""
+    text = "\n".join(child.tail)
+    artifact = re.search(r"Test unit written to (\S+)", text)
+    where = f" (input saved as {artifact.group(1)})" if artifact else ""
+    if "Uncaught Python exception" in text:
+        return "internal", f"the harness raised inside the fuzzing process{where}:\n" + text
+    if "ALARM: working on the last Unit" in text or "timeout-" in (artifact.group(1) if artifact else ""):
+        return "timeout", f"the summarizer ran longer than --timeout in the fuzzing process{where}"
+    if "out-of-memory" in text:
+        return "oom", f"the fuzzing process ran out of memory (over libFuzzer's -rss_limit_mb){where}"
+    signalled = re.search(r"deadly signal|==\d+== ERROR", text)
+    return "crashed", (f"the summarizer ended the fuzzing process (exit status {child.proc.returncode}"
+                       f"{', a deadly signal' if signalled else ''}){where}")
+
+
+def fuzz(config: FuzzConfig, *, on_failure=None) -> FuzzResult:
+    """Fuzz, then shrink and report every distinct failure found (``on_failure`` as for ``run``)."""
+    run_config = config.run
+    check_fuzzable(run_config.summarizer)
+    seed = run_config.seed if run_config.seed is not None else secrets.randbits(32)
+    run_config = dataclasses.replace(run_config, seed=seed)
+    home = output_dir(fuzz_directory(run_config.summarizer, corpus=config.corpus, explicit=config.directory),
+                      option="--fuzz-dir")
+    inputs, failures_dir, crashes = (output_dir(home / name, option="--fuzz-dir") for name in
+                                     ("inputs", "failures", "crashes"))
+    progress = Progress(int(config.max_time) if config.max_time else (config.runs or 1) * config.jobs,
+                        label="fuzzing", quiet=run_config.quiet)
+    infra: list[InfraFailure] = []
+    with tempfile.TemporaryDirectory(prefix="compaction-harness-fuzz-") as work:
+        work = Path(work)
+        findings = output_dir(work / "findings", option="fuzz work directory")
+        seeds = output_dir(work / "seeds", option="fuzz work directory")
+        if not any(inputs.iterdir()):
+            _seed_inputs(seeds, seed)
+        entry = _entry_script(work)
+        child_config = dataclasses.replace(run_config, isolation="inline", quiet=True)
+        per_child_calls = (-(-run_config.max_calls // config.jobs)) if run_config.max_calls else None
+        env = dict(os.environ, **{CONFIG_ENV: json.dumps({"run": config_to_json(child_config),
+                                                          "findings": str(findings),
+                                                          "max_calls": per_child_calls})})
+        started = time.monotonic()
+        deadline = started + config.max_time if config.max_time else None
+
+        def argv(index: int, generation: int) -> list[str]:
+            args = [str(entry), str(inputs), str(seeds), f"-seed={(seed + 7919 * generation + index) % 2_147_483_646 + 1}",
+                    f"-max_len={MAX_INPUT_BYTES}", f"-timeout={max(1, int(run_config.timeout))}",
+                    f"-artifact_prefix={crashes}{os.sep}", "-print_final_stats=1"]
+            if deadline is not None:
+                args.append(f"-max_total_time={max(1, round(deadline - time.monotonic()))}")
+            if config.runs is not None:
+                args.append(f"-runs={config.runs}")
+            return args + list(config.libfuzzer_args)
+
+        children = [_Child(i, argv(i, 0), env) for i in range(config.jobs)]
+        restarts = 0
+        done_counts: list[_Child] = []
+        internal: str | None = None
+        interrupted = False
+        try:
+            while children:
+                time.sleep(0.2)
+                for child in list(children):
+                    code = child.proc.poll()
+                    if code is None:
+                        continue
+                    child.wait()
+                    children.remove(child)
+                    done_counts.append(child)
+                    if code == 0:
+                        continue
+                    kind, message = _crash(child)
+                    if kind == "internal":
+                        internal = message
+                        break
+                    infra.append(InfraFailure(kind, message, len(infra) + 1, "\n".join(list(child.tail)[-8:])))
+                    time_left = deadline is None or time.monotonic() < deadline - 1
+                    if time_left and restarts < MAX_RESTARTS and not run_config.stop_on_error:
+                        restarts += 1
+                        children.append(_Child(child.index, argv(child.index, restarts), env))
+                if internal:
+                    break
+                live = children + done_counts
+                counters = _counters(findings)
+                elapsed = time.monotonic() - started
+                progress.done = min(progress.total, int(elapsed) if config.max_time else counters["executions"])
+                progress.show(f"· {sum(c.executions for c in live):,} executions · {counters['calls']:,} calls · "
+                              f"cov {max((c.coverage for c in live), default=0)} · "
+                              f"{len(_finding_keys(findings))} failures")
+        except KeyboardInterrupt:
+            interrupted = True
+        finally:
+            for child in children:
+                child.stop()
+                done_counts.append(child)
+        progress.finish()
+        if internal:
+            raise RuntimeError(internal)
+        counters = _counters(findings)
+        found = _read_findings(findings)
+        stats = FuzzStats(
+            executions=sum(c.done_runs or c.executions for c in done_counts), examples=counters["executions"],
+            calls=counters["calls"], seconds=time.monotonic() - started,
+            coverage=max((c.coverage for c in done_counts), default=0),
+            features=max((c.features for c in done_counts), default=0),
+            inputs=sum(1 for p in inputs.iterdir() if p.is_file()),
+            first_failure_calls=counters["first_calls"], first_failure_executions=counters["first_executions"],
+            restarts=restarts, directory=str(home))
+    violations = [doc for doc in found if doc["infra"] is None]
+    for doc in found:
+        if doc["infra"] is not None:
+            infra.append(InfraFailure(doc["infra"]["kind"], doc["infra"]["message"], len(infra) + 1,
+                                      doc["infra"].get("output") or ""))
+    transcripts = tuple(transcript_from_dict(doc["transcript"], source="fuzz finding") for doc in violations)
+    result = _shrink(transcripts, run_config, failures_dir, on_failure) if transcripts else \
+        RunResult(run_config, seed, counters["protocol"] or run_config.protocol or "messages", 0, 0, 0, (), {}, ())
+    result = dataclasses.replace(result, seed=seed, examples_run=stats.examples,
+                                 incomplete="interrupted" if interrupted else None,
+                                 infra_errors=tuple(infra) + result.infra_errors,
+                                 first_failure_calls=stats.first_failure_calls,
+                                 summarizer_calls=stats.calls + result.summarizer_calls)
+    return FuzzResult(stats, result)
+
+
+def _shrink(transcripts, run_config: RunConfig, failures_dir: Path, on_failure) -> RunResult:
+    """Shrink what the fuzzer found; each minimal failure is also written to ``failures/`` for its reproduce line."""
+    for stale in failures_dir.glob("*.json"):
+        stale.unlink()
+    files: dict = {}
+
+    def keep(failure: Failure, protocol: str) -> None:
+        entry = CorpusEntry(failure.invariant, failure.fact_kind, run_config.summarizer, protocol, failure.budget,
+                            failure.transcript, __version__, now(), failure.detail, failure.trials)
+        path = failures_dir / entry_name(entry)
+        write_atomic(path, json.dumps(entry_to_dict(entry), indent=2, ensure_ascii=False) + "\n")
+        files[failure.key] = str(path)
+        if on_failure is not None:
+            on_failure(failure, protocol)
+
+    shrink_config = dataclasses.replace(run_config, max_time=None, max_calls=None)
+    result = shrink_transcripts(transcripts, shrink_config, on_failure=keep)
+    return dataclasses.replace(result, config=run_config, reproduce_files=files)
+
+
+def _counters(findings: Path) -> dict:
+    """Executions and calls summed over the fuzzing processes; the first failure's calls (the earliest process's)."""
+    total = {"executions": 0, "calls": 0, "first_calls": None, "first_executions": None, "protocol": None}
+    for path in findings.glob("stats-*.json"):
+        try:
+            data = json.loads(path.read_bytes().decode("utf-8", "replace").strip() or "{}")
+        except ValueError:
+            continue  # being rewritten this instant
+        total["executions"] += data.get("executions", 0)
+        total["calls"] += data.get("calls", 0)
+        total["protocol"] = total["protocol"] or data.get("protocol")
+        first = data.get("first")
+        if first and (total["first_calls"] is None or first["calls"] < total["first_calls"]):
+            total["first_calls"], total["first_executions"] = first["calls"], first["executions"]
+    return total
+
+
+def _finding_keys(findings: Path) -> set[str]:
+    return {p.name.split("-", 1)[1] for p in findings.glob("*.json") if not p.name.startswith(("stats-", "."))}
+
+
+def _read_findings(findings: Path) -> list[dict]:
+    """The smallest finding per key over every fuzzing process, in a stable order."""
+    best: dict[str, dict] = {}
+    for path in sorted(findings.glob("*.json")):
+        if path.name.startswith(("stats-", ".")):
+            continue
+        try:
+            doc = read_json_file(path)
+        except SchemaError:
+            continue
+        key = json.dumps(doc["key"])
+        turns = len(doc["transcript"]["turns"])
+        if key not in best or turns < len(best[key]["transcript"]["turns"]):
+            best[key] = doc
+    return [best[k] for k in sorted(best)]
+
+
+def merge_inputs(config: FuzzConfig, sources: list[str]) -> tuple[int, int]:
+    """libFuzzer's ``-merge=1``: add to the fuzz corpus the inputs of ``sources`` that reach new coverage.
+
+    Returns (inputs before, inputs after).
+    """
+    check_fuzzable(config.run.summarizer)
+    home = output_dir(fuzz_directory(config.run.summarizer, corpus=config.corpus, explicit=config.directory),
+                      option="--fuzz-dir")
+    inputs = output_dir(home / "inputs", option="--fuzz-dir")
+    for source in sources:
+        if not Path(source).is_dir():
+            raise InvalidArgument(f"--merge {source!r}: expected a directory of fuzz inputs")
+    before = sum(1 for p in inputs.iterdir() if p.is_file())
+    with tempfile.TemporaryDirectory(prefix="compaction-harness-merge-") as work:
+        work = Path(work)
+        findings = output_dir(work / "findings", option="fuzz work directory")
+        child_config = dataclasses.replace(config.run, isolation="inline", quiet=True)
+        env = dict(os.environ, **{CONFIG_ENV: json.dumps({"run": config_to_json(child_config),
+                                                          "findings": str(findings), "max_calls": None})})
+        argv = [str(_entry_script(work)), "-merge=1", f"-max_len={MAX_INPUT_BYTES}",
+                f"-merge_control_file={work / 'merge-control'}", str(inputs), *sources, *config.libfuzzer_args]
+        done = subprocess.run(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                              errors="replace", cwd=work)
+        if done.returncode != 0:
+            raise InvalidArgument("libFuzzer's merge failed:\n" + "\n".join(done.stderr.splitlines()[-15:]))
+    return before, sum(1 for p in inputs.iterdir() if p.is_file())
