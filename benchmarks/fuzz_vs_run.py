@@ -3,8 +3,8 @@
 
 The subject is ``harness.summarizers.terse``: a correct ledger compactor with a bug behind a chain of
 branches that are each common and rare together. For every seed, both commands get ``--max-calls N``
-(``run`` with enough examples to spend them: its usual stages, short dense transcripts first, then the
-whole ``--max-turns`` range); printed: whether each found the bug, the summarizer calls made when it
+(``run`` with as many examples as calls: its usual stages, a quarter short and dense, then the whole
+``--max-turns`` range); printed: whether each found the bug, the summarizer calls made when it
 first showed, and the fuzzer's executions per second. Asserts nothing; run by hand::
 
     python benchmarks/fuzz_vs_run.py [--seeds 1 2 3 4] [--calls 6000] [--summarizer SPEC]
@@ -30,8 +30,10 @@ def _fuzz(spec: str, seed: int, calls: int, directory: str) -> tuple[int | None,
 
 
 def _run(spec: str, seed: int, calls: int) -> tuple[int | None, int]:
+    # As many examples as calls: the cap ends the run, and the stages keep their usual shares (a quarter
+    # short and dense, the rest over the whole --max-turns range).
     config = RunConfig(summarizer=spec, seed=seed, max_calls=calls, trials=0, quiet=True, isolation="inline",
-                       examples=100_000, shrink_calls=1)
+                       examples=calls, shrink_calls=1)
     result = run(config)
     return (result.first_failure_calls if result.failures else None), result.stats.calls
 

@@ -18,12 +18,16 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import random
 import sys
 import time
 from pathlib import Path
 
 import atheris
 from hypothesis import HealthCheck, given, settings
+from hypothesis.errors import StopTest
+from hypothesis.internal.conjecture.data import ConjectureData
+from hypothesis.internal.conjecture.providers import BytestringProvider, bits_to_bytes
 
 from harness._base._codec import transcript_to_dict
 from harness._base._files import write_atomic
@@ -76,6 +80,55 @@ class _Findings:
         return self._max_calls is not None and calls >= self._max_calls
 
 
+class _SpanRecorder(BytestringProvider):
+    """Hypothesis's reader of fuzzer bytes, noting where each choice's bytes are."""
+
+    def __init__(self, conjecturedata, /, *, bytestring: bytes):
+        super().__init__(conjecturedata, bytestring=bytestring)
+        self.spans: list[tuple[int, int]] = []
+
+    def _draw_bits(self, n: int) -> int:
+        start = self.index
+        value = super()._draw_bits(n)
+        self.spans.append((start, bits_to_bytes(n)))
+        return value
+
+
+def _choice_mutator(strategy):
+    """A libFuzzer mutator that changes whole choices: a byte flipped at random mostly lands in bytes no
+    choice reads (a skeleton reads ~100 of them) or splits one choice's bytes; this one re-draws one to
+    three choices the input does read and keeps every other choice, so an input that reached a branch
+    keeps what got it there. A quarter of the time, and whenever the bytes cannot be read (a Hypothesis
+    whose internals moved), libFuzzer's own mutations."""
+
+    def spans(data: bytes) -> list[tuple[int, int]]:
+        data_ = ConjectureData(random=None, provider=_SpanRecorder, provider_kw={"bytestring": data})
+        try:
+            data_.draw(strategy)
+        except StopTest:
+            pass
+        return data_.provider.spans
+
+    def mutate(data: bytes, max_size: int, seed: int) -> bytes:
+        rng = random.Random(seed)
+        if rng.random() < 0.25:
+            return atheris.Mutate(data, max_size)
+        try:
+            read = spans(data)
+        except Exception:  # noqa: BLE001 - an internal API changed, or the strategy rejected the bytes
+            read = []
+        if not read:
+            return atheris.Mutate(data, max_size)
+        used = read[-1][0] + read[-1][1]
+        out = bytearray(data[:used]) + rng.randbytes(64)  # room for the choices a change adds
+        for _ in range(rng.choice((1, 1, 1, 2, 3))):
+            start, width = rng.choice(read)
+            out[start:start + width] = rng.randbytes(width)
+        return bytes(out[:max_size])
+
+    return mutate
+
+
 def _instrument(spec: str) -> int:
     """Instrument the team's code behind ``spec`` for coverage; the number of functions instrumented."""
     fn = load_callable(spec)
@@ -112,8 +165,10 @@ def main(argv: list[str] | None = None) -> None:
     summarizer.__enter__()
     chosen = select(only=config.only, skip=config.skip)
 
+    strategy = fuzz_strategy(config)
+
     @settings(database=None, deadline=None, suppress_health_check=list(HealthCheck))
-    @given(fuzz_strategy(config))
+    @given(strategy)
     def one_input(skeleton) -> None:
         transcript = expand(skeleton)
         ev = evaluate(transcript, summarizer, config, chosen)
@@ -129,5 +184,6 @@ def main(argv: list[str] | None = None) -> None:
             sys.stderr.flush()
             os._exit(0)  # --max-calls spent: libFuzzer has no option for it, and exit() would run its handlers
 
-    atheris.Setup(list(sys.argv if argv is None else argv), one_input.hypothesis.fuzz_one_input)
+    atheris.Setup(list(sys.argv if argv is None else argv), one_input.hypothesis.fuzz_one_input,
+                  custom_mutator=_choice_mutator(strategy))
     atheris.Fuzz()

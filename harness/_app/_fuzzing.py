@@ -55,11 +55,14 @@ FUZZ_CACHE_ENTRIES = 4096
 DEFAULT_FUZZ_TIME = 60.0
 #: Fuzzing wants many cheap executions: short, fact-dense transcripts (--max-turns raises it).
 DEFAULT_FUZZ_MAX_TURNS = 80
-#: The largest input libFuzzer builds, in bytes: room for the choices of a transcript of a few hundred turns.
-MAX_INPUT_BYTES = 16_384
+#: The largest input libFuzzer builds, in bytes. A transcript's skeleton reads about a hundred bytes of
+#: choices (the turns' text is derived from them), so this leaves ample room.
+MAX_INPUT_BYTES = 4096
 #: Random inputs written as a starting point when the corpus is empty (Hypothesis needs enough bytes to
 #: build a transcript at all; libFuzzer alone would start from an empty input and grow it slowly).
 SEED_INPUTS = 16
+#: Bytes of each of those: a little more than a skeleton reads.
+SEED_BYTES = 256
 #: Times a fuzzing process killed or hung by the summarizer is started again before fuzzing stops.
 MAX_RESTARTS = 5
 
@@ -159,8 +162,7 @@ def _entry_script(directory: Path) -> Path:
 def _seed_inputs(directory: Path, seed: int) -> None:
     rng = random.Random(seed)
     for n in range(SEED_INPUTS):
-        size = rng.randint(256, 4096)
-        (directory / f"seed-{n}").write_bytes(rng.randbytes(size))
+        (directory / f"seed-{n}").write_bytes(rng.randbytes(SEED_BYTES))
 
 
 _STATUS = re.compile(r"^#(\d+)\s+\S+\s+cov: (\d+) ft: (\d+) corp: (\d+)/")
@@ -250,7 +252,10 @@ def fuzz(config: FuzzConfig, *, on_failure=None) -> FuzzResult:
         def argv(index: int, generation: int) -> list[str]:
             args = [str(entry), str(inputs), str(seeds), f"-seed={(seed + 7919 * generation + index) % 2_147_483_646 + 1}",
                     f"-max_len={MAX_INPUT_BYTES}", f"-timeout={max(1, int(run_config.timeout))}",
-                    f"-artifact_prefix={crashes}{os.sep}", "-print_final_stats=1"]
+                    f"-artifact_prefix={crashes}{os.sep}", "-print_final_stats=1",
+                    # One process: nobody else adds inputs, and re-reading the corpus on a timer would make
+                    # a seeded session depend on the machine's speed. Several share what they find.
+                    f"-reload={int(config.jobs > 1)}"]
             if deadline is not None:
                 args.append(f"-max_total_time={max(1, round(deadline - time.monotonic()))}")
             if config.runs is not None:

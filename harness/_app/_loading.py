@@ -128,22 +128,8 @@ def code_fingerprint(fn: Callable[..., Any], *, also: tuple[Any, ...] = ()) -> s
     model) needs ``--summarizer-version``.
     """
     module_name = getattr(fn, "__module__", None) or ""
-    module = sys.modules.get(module_name)
-    own_file = getattr(module, "__file__", None)
-    root = module_name.split(".")[0]
-    folder = Path(own_file).resolve().parent if own_file and root.startswith(_FILE_MODULE_PREFIX) else None
-    files = {Path(own_file).resolve()} if own_file else set()
-    files |= {Path(m.__file__).resolve() for m in also if getattr(m, "__file__", None)}
-    for name, mod in list(sys.modules.items()):
-        path = getattr(mod, "__file__", None)
-        if not path or not path.endswith(".py"):
-            continue
-        if name == root or name.startswith(root + "."):
-            files.add(Path(path).resolve())
-        elif folder is not None:
-            resolved = Path(path).resolve()
-            if resolved.is_relative_to(folder) and not {"site-packages", "dist-packages"} & set(resolved.parts):
-                files.add(resolved)
+    files = {Path(m.__file__).resolve() for m in (*_package_modules(module_name, module_name.split(".")[0]), *also)
+             if getattr(m, "__file__", None)}
     digest = hashlib.sha256()
     for path in sorted(files):
         digest.update(path.name.encode() + b"\0")
@@ -161,14 +147,19 @@ def code_fingerprint(fn: Callable[..., Any], *, also: tuple[Any, ...] = ()) -> s
 def team_modules(fn: Callable[..., Any]) -> list[Any]:
     """The loaded modules holding the team's code behind ``fn``: what a coverage-guided fuzzer instruments.
 
-    Its package's modules (for a ``path/to/file.py`` spec: the file and the Python files loaded from its
-    folder and below), never installed packages; for a summarizer bundled with the harness, the
-    modules of its own subpackage (``harness.summarizers``), not the harness judging it.
+    As ``code_fingerprint`` sees its package, except that for a summarizer bundled with the harness it
+    is the modules of its own subpackage (``harness.summarizers``), not the harness judging it.
     """
     module_name = getattr(fn, "__module__", None) or ""
     root = module_name.split(".")[0]
     if root in _OUR_ROOTS:
         root = module_name.rpartition(".")[0] or module_name
+    return _package_modules(module_name, root)
+
+
+def _package_modules(module_name: str, root: str) -> list[Any]:
+    """The module ``module_name`` and every loaded module of package ``root``; for a module loaded from
+    ``path/to/file.py``, the Python modules loaded from its folder and below (installed packages excepted)."""
     own = sys.modules.get(module_name)
     own_file = getattr(own, "__file__", None)
     folder = Path(own_file).resolve().parent if own_file and root.startswith(_FILE_MODULE_PREFIX) else None
