@@ -194,3 +194,19 @@ def test_jobs_run_several_fuzzing_processes_on_one_corpus(tmp_path, capsys):
     assert code == 0, out.out + out.err
     report = json.loads((tmp_path / "r.json").read_text())
     assert report["fuzz"]["executions"] >= 2 * 60 - 2, "each process ran its --runs"
+
+
+def test_a_summarizer_that_hangs_is_a_timeout_finding(tmp_path, capsys):
+    spec = _file_summarizer(tmp_path, """
+        import time
+        def summarize(messages, budget):
+            if sum(m["role"] == "tool" for m in messages) >= 3:
+                time.sleep(60)
+            return messages[-2:]
+    """)
+    code, out = _fuzz(tmp_path, "--summarizer", spec, "--runs", "100", "--timeout", "1", "--stop-on-error",
+                      "--only", "budget-respected", capsys=capsys)
+    assert code == 3, out.out + out.err
+    assert "summarizer failure (timeout)" in out.out and "ran longer than --timeout" in out.out
+    assert "in summarize" in out.out, "the report shows where it hung"
+    assert list((tmp_path / "fz" / "crashes").glob("timeout-*"))

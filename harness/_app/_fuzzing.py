@@ -221,6 +221,18 @@ def _crash(child: _Child) -> tuple[str, str]:
                        f"{', a deadly signal' if signalled else ''}){where}")
 
 
+def _crash_report(child: _Child) -> str:
+    """What a fuzzing process's last words say happened, in at most 8 lines (the report shows 8): the
+    error, the innermost Python frames (where the summarizer was), libFuzzer's verdict."""
+    lines = list(child.tail)
+    first = next((i for i, line in enumerate(lines) if re.search(r"=== Timeout|ERROR|Uncaught|deadly", line)), None)
+    if first is None:
+        return "\n".join(lines[-8:])
+    frames = [line for line in lines if line.lstrip().startswith("File ")][:5]  # innermost first
+    verdict = [line for line in lines[first + 1:] if line.startswith("SUMMARY:")][:1]
+    return "\n".join([lines[first].strip(), *frames, *verdict])
+
+
 def fuzz(config: FuzzConfig, *, on_failure=None) -> FuzzResult:
     """Fuzz, then shrink and report every distinct failure found (``on_failure`` as for ``run``)."""
     run_config = config.run
@@ -283,7 +295,7 @@ def fuzz(config: FuzzConfig, *, on_failure=None) -> FuzzResult:
                     if kind == "internal":
                         internal = message
                         break
-                    infra.append(InfraFailure(kind, message, len(infra) + 1, "\n".join(list(child.tail)[-8:])))
+                    infra.append(InfraFailure(kind, message, len(infra) + 1, _crash_report(child)))
                     time_left = deadline is None or time.monotonic() < deadline - 1
                     if time_left and restarts < MAX_RESTARTS and not run_config.stop_on_error:
                         restarts += 1

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import sys
 
 from harness._base._calling import call_once, output_tail
 from harness._base._errors import InfraError, SpecError
@@ -44,6 +45,14 @@ class ProcessTransport:
         self._worker.close()
 
 
+class _Printed(io.StringIO):
+    """What an inline summarizer prints. Code that needs a file descriptor (``faulthandler``, and atheris
+    reporting a timeout in a fuzzing process, which then ends the process) gets the real stderr's."""
+
+    def fileno(self) -> int:
+        return (sys.__stderr__ or sys.stderr).fileno()
+
+
 class InlineTransport:
     """The function called in this process: fast, but no timeout and no kill on a hang (``--inline``)."""
 
@@ -63,7 +72,7 @@ class InlineTransport:
 
     def call(self, request, timeout: float) -> Answer:
         redact = self._setup.redactor.redact
-        printed = io.StringIO()
+        printed = _Printed()
         with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(printed):
             try:
                 result = call_once(self._fn, self.protocol, request, max_result_chars=self._setup.max_result_chars,
