@@ -233,111 +233,129 @@ def _crash_report(child: _Child) -> str:
     return "\n".join([lines[first].strip(), *frames, *verdict])
 
 
+class _Session:
+    """The fuzzing processes of one run: started, watched, started again after a crash, counted."""
+
+    def __init__(self, config: FuzzConfig, run_config: RunConfig, home: Path, work: Path):
+        self.config, self.run_config, self.home = config, run_config, home
+        self.inputs = output_dir(home / "inputs", option="--fuzz-dir")
+        self.crashes = output_dir(home / "crashes", option="--fuzz-dir")
+        self.findings = output_dir(work / "findings", option="fuzz work directory")
+        self.seeds = output_dir(work / "seeds", option="fuzz work directory")
+        if not any(self.inputs.iterdir()):
+            _seed_inputs(self.seeds, run_config.seed)
+        self.entry = _entry_script(work)
+        child_config = dataclasses.replace(run_config, isolation="inline", quiet=True)
+        per_child_calls = -(-run_config.max_calls // config.jobs) if run_config.max_calls else None
+        self.env = dict(os.environ, **{CONFIG_ENV: json.dumps({"run": config_to_json(child_config),
+                                                               "findings": str(self.findings),
+                                                               "max_calls": per_child_calls})})
+        self.started = time.monotonic()
+        self.deadline = self.started + config.max_time if config.max_time else None
+        self.running: list[_Child] = []
+        self.ended: list[_Child] = []
+        self.restarts = 0
+        self.infra: list[InfraFailure] = []
+        self.interrupted = False
+
+    def _argv(self, index: int, generation: int) -> list[str]:
+        seed = (self.run_config.seed + 7919 * generation + index) % 2_147_483_646 + 1  # libFuzzer: 0 is random
+        args = [str(self.entry), str(self.inputs), str(self.seeds), f"-seed={seed}", f"-max_len={MAX_INPUT_BYTES}",
+                f"-timeout={max(1, int(self.run_config.timeout))}", f"-artifact_prefix={self.crashes}{os.sep}",
+                "-print_final_stats=1",
+                # One process: nobody else adds inputs, and re-reading the corpus on a timer would make a
+                # seeded session depend on the machine's speed. Several processes share what they find.
+                f"-reload={int(self.config.jobs > 1)}"]
+        if self.deadline is not None:
+            args.append(f"-max_total_time={max(1, round(self.deadline - time.monotonic()))}")
+        if self.config.runs is not None:
+            args.append(f"-runs={self.config.runs}")
+        return args + list(self.config.libfuzzer_args)
+
+    def run(self, progress: Progress) -> None:
+        """Until every process has ended; an interrupt stops them and keeps what they found."""
+        self.running = [_Child(i, self._argv(i, 0), self.env) for i in range(self.config.jobs)]
+        try:
+            while self.running:
+                time.sleep(0.2)
+                for child in [c for c in self.running if c.proc.poll() is not None]:
+                    self._ended(child)
+                self._show(progress)
+        except KeyboardInterrupt:
+            self.interrupted = True
+        finally:
+            for child in self.running:
+                child.stop()
+                self.ended.append(child)
+            self.running = []
+        progress.finish()
+
+    def _ended(self, child: _Child) -> None:
+        """A process ended: by its bounds, or killed or hung by the summarizer (then started again)."""
+        code = child.wait()
+        self.running.remove(child)
+        self.ended.append(child)
+        if code == 0:
+            return
+        kind, message = _crash(child)
+        if kind == "internal":
+            raise RuntimeError(message)
+        self.infra.append(InfraFailure(kind, message, len(self.infra) + 1, _crash_report(child)))
+        time_left = self.deadline is None or time.monotonic() < self.deadline - 1
+        if time_left and self.restarts < MAX_RESTARTS and not self.run_config.stop_on_error:
+            self.restarts += 1
+            self.running.append(_Child(child.index, self._argv(child.index, self.restarts), self.env))
+
+    def _show(self, progress: Progress) -> None:
+        every = self.running + self.ended
+        counters = _counters(self.findings)
+        progress.done = min(progress.total, int(time.monotonic() - self.started) if self.config.max_time
+                            else counters["executions"])
+        progress.show(f"· {sum(c.executions for c in every):,} executions · {counters['calls']:,} calls · "
+                      f"cov {max((c.coverage for c in every), default=0)} · "
+                      f"{len(_finding_keys(self.findings))} failures")
+
+    def stats(self) -> tuple[FuzzStats, str | None]:
+        """The counters, and the protocol the summarizer was called with (None if it never was)."""
+        counters = _counters(self.findings)
+        return FuzzStats(
+            executions=sum(c.done_runs or c.executions for c in self.ended), examples=counters["executions"],
+            calls=counters["calls"], seconds=time.monotonic() - self.started,
+            coverage=max((c.coverage for c in self.ended), default=0),
+            features=max((c.features for c in self.ended), default=0),
+            inputs=sum(1 for p in self.inputs.iterdir() if p.is_file()),
+            first_failure_calls=counters["first_calls"], first_failure_executions=counters["first_executions"],
+            restarts=self.restarts, directory=str(self.home)), counters["protocol"]
+
+
 def fuzz(config: FuzzConfig, *, on_failure=None) -> FuzzResult:
     """Fuzz, then shrink and report every distinct failure found (``on_failure`` as for ``run``)."""
-    run_config = config.run
-    check_fuzzable(run_config.summarizer)
-    seed = run_config.seed if run_config.seed is not None else secrets.randbits(32)
-    run_config = dataclasses.replace(run_config, seed=seed)
+    check_fuzzable(config.run.summarizer)
+    seed = config.run.seed if config.run.seed is not None else secrets.randbits(32)
+    run_config = dataclasses.replace(config.run, seed=seed)
     home = output_dir(fuzz_directory(run_config.summarizer, corpus=config.corpus, explicit=config.directory),
                       option="--fuzz-dir")
-    inputs, failures_dir, crashes = (output_dir(home / name, option="--fuzz-dir") for name in
-                                     ("inputs", "failures", "crashes"))
     progress = Progress(int(config.max_time) if config.max_time else (config.runs or 1) * config.jobs,
                         label="fuzzing", quiet=run_config.quiet)
-    infra: list[InfraFailure] = []
     with tempfile.TemporaryDirectory(prefix="compaction-harness-fuzz-") as work:
-        work = Path(work)
-        findings = output_dir(work / "findings", option="fuzz work directory")
-        seeds = output_dir(work / "seeds", option="fuzz work directory")
-        if not any(inputs.iterdir()):
-            _seed_inputs(seeds, seed)
-        entry = _entry_script(work)
-        child_config = dataclasses.replace(run_config, isolation="inline", quiet=True)
-        per_child_calls = (-(-run_config.max_calls // config.jobs)) if run_config.max_calls else None
-        env = dict(os.environ, **{CONFIG_ENV: json.dumps({"run": config_to_json(child_config),
-                                                          "findings": str(findings),
-                                                          "max_calls": per_child_calls})})
-        started = time.monotonic()
-        deadline = started + config.max_time if config.max_time else None
-
-        def argv(index: int, generation: int) -> list[str]:
-            args = [str(entry), str(inputs), str(seeds), f"-seed={(seed + 7919 * generation + index) % 2_147_483_646 + 1}",
-                    f"-max_len={MAX_INPUT_BYTES}", f"-timeout={max(1, int(run_config.timeout))}",
-                    f"-artifact_prefix={crashes}{os.sep}", "-print_final_stats=1",
-                    # One process: nobody else adds inputs, and re-reading the corpus on a timer would make
-                    # a seeded session depend on the machine's speed. Several share what they find.
-                    f"-reload={int(config.jobs > 1)}"]
-            if deadline is not None:
-                args.append(f"-max_total_time={max(1, round(deadline - time.monotonic()))}")
-            if config.runs is not None:
-                args.append(f"-runs={config.runs}")
-            return args + list(config.libfuzzer_args)
-
-        children = [_Child(i, argv(i, 0), env) for i in range(config.jobs)]
-        restarts = 0
-        done_counts: list[_Child] = []
-        internal: str | None = None
-        interrupted = False
-        try:
-            while children:
-                time.sleep(0.2)
-                for child in list(children):
-                    code = child.proc.poll()
-                    if code is None:
-                        continue
-                    child.wait()
-                    children.remove(child)
-                    done_counts.append(child)
-                    if code == 0:
-                        continue
-                    kind, message = _crash(child)
-                    if kind == "internal":
-                        internal = message
-                        break
-                    infra.append(InfraFailure(kind, message, len(infra) + 1, _crash_report(child)))
-                    time_left = deadline is None or time.monotonic() < deadline - 1
-                    if time_left and restarts < MAX_RESTARTS and not run_config.stop_on_error:
-                        restarts += 1
-                        children.append(_Child(child.index, argv(child.index, restarts), env))
-                if internal:
-                    break
-                live = children + done_counts
-                counters = _counters(findings)
-                elapsed = time.monotonic() - started
-                progress.done = min(progress.total, int(elapsed) if config.max_time else counters["executions"])
-                progress.show(f"· {sum(c.executions for c in live):,} executions · {counters['calls']:,} calls · "
-                              f"cov {max((c.coverage for c in live), default=0)} · "
-                              f"{len(_finding_keys(findings))} failures")
-        except KeyboardInterrupt:
-            interrupted = True
-        finally:
-            for child in children:
-                child.stop()
-                done_counts.append(child)
-        progress.finish()
-        if internal:
-            raise RuntimeError(internal)
-        counters = _counters(findings)
-        found = _read_findings(findings)
-        stats = FuzzStats(
-            executions=sum(c.done_runs or c.executions for c in done_counts), examples=counters["executions"],
-            calls=counters["calls"], seconds=time.monotonic() - started,
-            coverage=max((c.coverage for c in done_counts), default=0),
-            features=max((c.features for c in done_counts), default=0),
-            inputs=sum(1 for p in inputs.iterdir() if p.is_file()),
-            first_failure_calls=counters["first_calls"], first_failure_executions=counters["first_executions"],
-            restarts=restarts, directory=str(home))
-    violations = [doc for doc in found if doc["infra"] is None]
+        session = _Session(config, run_config, home, Path(work))
+        session.run(progress)
+        stats, protocol = session.stats()
+        found = _read_findings(session.findings)
+    infra = list(session.infra)
     for doc in found:
         if doc["infra"] is not None:
             infra.append(InfraFailure(doc["infra"]["kind"], doc["infra"]["message"], len(infra) + 1,
                                       doc["infra"].get("output") or ""))
-    transcripts = tuple(transcript_from_dict(doc["transcript"], source="fuzz finding") for doc in violations)
+    transcripts = tuple(transcript_from_dict(doc["transcript"], source="fuzz finding") for doc in found
+                        if doc["infra"] is None)
+    failures_dir = output_dir(home / "failures", option="--fuzz-dir")
+    for stale in failures_dir.glob("*.json"):  # failures/ holds the last run's
+        stale.unlink()
     result = _shrink(transcripts, run_config, failures_dir, on_failure) if transcripts else \
-        RunResult(run_config, seed, counters["protocol"] or run_config.protocol or "messages", 0, 0, 0, (), {}, ())
+        RunResult(run_config, seed, protocol or run_config.protocol or "messages", 0, 0, 0, (), {}, ())
     result = dataclasses.replace(result, seed=seed, examples_run=stats.examples,
-                                 incomplete="interrupted" if interrupted else None,
+                                 incomplete="interrupted" if session.interrupted else None,
                                  infra_errors=tuple(infra) + result.infra_errors,
                                  first_failure_calls=stats.first_failure_calls,
                                  summarizer_calls=stats.calls + result.summarizer_calls)
@@ -346,8 +364,6 @@ def fuzz(config: FuzzConfig, *, on_failure=None) -> FuzzResult:
 
 def _shrink(transcripts, run_config: RunConfig, failures_dir: Path, on_failure) -> RunResult:
     """Shrink what the fuzzer found; each minimal failure is also written to ``failures/`` for its reproduce line."""
-    for stale in failures_dir.glob("*.json"):
-        stale.unlink()
     files: dict = {}
 
     def keep(failure: Failure, protocol: str) -> None:
