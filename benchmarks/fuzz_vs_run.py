@@ -16,14 +16,16 @@ import argparse
 import statistics
 import tempfile
 
-from harness._app._fuzzing import FuzzConfig, fuzz
+from harness._app._fuzzing import DEFAULT_FUZZ_MAX_TURNS, FuzzConfig, fuzz
 from harness._app._runner import RunConfig, run
 
 SUBJECT = "harness.summarizers.terse:summarize"
 
 
 def _fuzz(spec: str, seed: int, calls: int, directory: str) -> tuple[int | None, float, int]:
-    config = RunConfig(summarizer=spec, seed=seed, max_calls=calls, trials=0, quiet=True, shrink_calls=1)
+    # Each command at its own defaults, as a user would run it: fuzz --max-turns 80, run --max-turns 400.
+    config = RunConfig(summarizer=spec, seed=seed, max_calls=calls, trials=0, quiet=True, shrink_calls=1,
+                       max_turns=DEFAULT_FUZZ_MAX_TURNS)
     result = fuzz(FuzzConfig(config, max_time=3600, directory=directory))
     found = result.stats.first_failure_calls if result.run.failures else None
     return found, result.stats.per_second, result.stats.calls

@@ -243,3 +243,13 @@ def test_a_bug_in_a_teams_kind_or_oracle_names_it(approval):
 def test_the_catalogue_lists_a_teams_oracle_with_extend(forget_the_kind, capsys):
     assert main(["oracles", "--extend", EXAMPLE]) == 0
     assert ORACLE in capsys.readouterr().out
+
+
+def test_the_kind_through_fuzz(forget_the_kind, tmp_path, capsys):
+    pytest.importorskip("atheris")
+    code = main(["fuzz", "--extend", EXAMPLE, "--summarizer", "harness.summarizers.naive:tail", "--only", ORACLE,
+                 "--runs", "300", "--seed", "3", "--trials", "0", "--quiet", "--shrink-calls", "40",
+                 "--fuzz-dir", str(tmp_path / "fz")])
+    out = capsys.readouterr().out
+    assert code == 1, out  # the fuzzing processes imported the team's module before selecting its oracle
+    assert f"✗ {ORACLE} — {KIND}" in out

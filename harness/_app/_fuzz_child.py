@@ -33,7 +33,7 @@ from harness._base._codec import transcript_to_dict
 from harness._base._files import write_atomic
 from harness._app._cache import CallCache
 from harness._app._fuzzing import CONFIG_ENV, FUZZ_CACHE_ENTRIES, config_from_json, fuzz_strategy
-from harness._app._loading import load_callable, team_modules
+from harness._app._loading import load_callable, load_module, team_modules
 from harness._app._runner import evaluate, open_summarizer
 from oracles import select
 from strategies import expand
@@ -159,6 +159,8 @@ def main(argv: list[str] | None = None) -> None:
     doc = json.loads(os.environ[CONFIG_ENV])
     config = config_from_json(doc["run"])
     findings = _Findings(Path(doc["findings"]), max_calls=doc.get("max_calls"))
+    for module in config.extend:  # the oracles and fact kinds they register, before any is selected
+        load_module(module)
     instrumented = _instrument(config.summarizer)
     print(f"INFO: compaction-harness instrumented {instrumented} functions of {config.summarizer}", file=sys.stderr)
     summarizer = open_summarizer(config, cache=CallCache(max_entries=FUZZ_CACHE_ENTRIES))

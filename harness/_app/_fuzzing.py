@@ -265,7 +265,11 @@ class _Session:
                 "-print_final_stats=1",
                 # One process: nobody else adds inputs, and re-reading the corpus on a timer would make a
                 # seeded session depend on the machine's speed. Several processes share what they find.
-                f"-reload={int(self.config.jobs > 1)}"]
+                f"-reload={int(self.config.jobs > 1)}",
+                # New edges only, not new hit counts: a summarizer's loops run as often as a transcript is
+                # long, and keeping an input per count fills the corpus with inputs that differ only in
+                # length, so the few that reached a new branch are picked for mutation more rarely.
+                "-use_counters=0"]
         if self.deadline is not None:
             args.append(f"-max_total_time={max(1, round(self.deadline - time.monotonic()))}")
         if self.config.runs is not None:

@@ -2,9 +2,9 @@
 
 It is the correct ledger compactor (``ledgered``) with one special case for deploy runbooks. When the
 oldest live obligation is a deploy still in flight and the next is the error that interrupted it (a
-bucket sync that failed), it takes the window for a runbook and keeps only the limits that cap the
-rollout (``<``, ``<=``, ``==``), on the theory that a floor (``min_replicas >= 3``) cannot matter
-mid-deploy. It can, and then a threshold silently disappears from the context.
+bucket sync that failed), it takes the window for a runbook and leaves the limits out of its ledger, on
+the theory that the deploy tool enforces them. It does not, and then every threshold silently
+disappears from the context.
 
 Each step towards the bug is its own branch, and each is common enough on its own; all of them in one
 window, in that order, are rare in the transcripts our strategies generate. Property search (``run``)
@@ -21,11 +21,8 @@ from harness.summarizers import ledgered
 
 __all__ = ["summarize"]
 
-_FLOORS = (">=", ">")
-
-
 def summarize(request: CompactionRequest) -> CompactionResult:
-    """The ledger compactor, with a runbook ledger that drops floors while a deploy is in flight."""
+    """The ledger compactor, with a runbook ledger that drops the limits while a deploy is in flight."""
     result = ledgered.summarize(request)
     if len(request.tags) < 2:
         return result
@@ -38,14 +35,13 @@ def summarize(request: CompactionRequest) -> CompactionResult:
         return result
     if interruption.detail("name") != "sync_bucket":
         return result
-    floors = {fact.id for fact in request.tags
-              if fact.kind is FactKind.THRESHOLD and fact.detail("operator") in _FLOORS}
-    if not floors:
+    limits = {fact.id for fact in request.tags if fact.kind is FactKind.THRESHOLD}
+    if not limits:
         return result
     return CompactionResult(
         result.messages,
-        ledger=tuple(entry for entry in result.ledger if entry.fact_id not in floors),
-        self_report=tuple(fact_id for fact_id in result.self_report if fact_id not in floors),
+        ledger=tuple(entry for entry in result.ledger if entry.fact_id not in limits),
+        self_report=tuple(fact_id for fact_id in result.self_report if fact_id not in limits),
     )
 
 
