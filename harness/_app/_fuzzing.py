@@ -16,7 +16,6 @@ else ``.compaction-harness/fuzz/SLUG``; SLUG names the summarizer)::
 
 from __future__ import annotations
 
-import collections
 import dataclasses
 import hashlib
 import importlib.util
@@ -25,11 +24,9 @@ import os
 import random
 import re
 import secrets
-import signal
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,6 +36,7 @@ from harness._base._errors import InvalidArgument, SchemaError
 from harness._base._files import output_dir, read_json_file, write_atomic
 from harness._app._adapters import ADAPTERS
 from harness._app._corpus import CorpusEntry, entry_name, entry_to_dict, now
+from harness._app._fuzz_process import FuzzProcess, crash_report, why_it_ended
 from harness._app._progress import Progress
 from harness._app._runner import Failure, InfraFailure, RunConfig, RunResult, shrink_transcripts
 from harness import __version__
@@ -165,74 +163,6 @@ def _seed_inputs(directory: Path, seed: int) -> None:
         (directory / f"seed-{n}").write_bytes(rng.randbytes(SEED_BYTES))
 
 
-_STATUS = re.compile(r"^#(\d+)\s+\S+\s+cov: (\d+) ft: (\d+) corp: (\d+)/")
-_DONE = re.compile(r"^Done (\d+) runs")
-
-
-class _Child:
-    """One fuzzing process and what its output says."""
-
-    def __init__(self, index: int, argv: list[str], env: dict[str, str]):
-        self.index = index
-        self.proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                     text=True, errors="replace", start_new_session=True)
-        self.tail: collections.deque[str] = collections.deque(maxlen=60)
-        self.executions = self.coverage = self.features = self.inputs = 0
-        self.done_runs: int | None = None
-        self._reader = threading.Thread(target=self._read, daemon=True)
-        self._reader.start()
-
-    def _read(self) -> None:
-        for line in self.proc.stderr:
-            line = line.rstrip("\n")
-            self.tail.append(line)
-            if m := _STATUS.match(line):
-                self.executions, self.coverage, self.features, self.inputs = map(int, m.groups())
-            elif m := _DONE.match(line):
-                self.done_runs = int(m.group(1))
-
-    def wait(self) -> int:
-        code = self.proc.wait()
-        self._reader.join(timeout=5)
-        return code
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            try:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-        self.wait()
-
-
-def _crash(child: _Child) -> tuple[str, str]:
-    """(kind, message) for a fuzzing process that ended with an error: who is to blame, in the report's terms."""
-    text = "\n".join(child.tail)
-    artifact = re.search(r"Test unit written to (\S+)", text)
-    where = f" (input saved as {artifact.group(1)})" if artifact else ""
-    if "Uncaught Python exception" in text:
-        return "internal", f"the harness raised inside the fuzzing process{where}:\n" + text
-    if "ALARM: working on the last Unit" in text or "timeout-" in (artifact.group(1) if artifact else ""):
-        return "timeout", f"the summarizer ran longer than --timeout in the fuzzing process{where}"
-    if "out-of-memory" in text:
-        return "oom", f"the fuzzing process ran out of memory (over libFuzzer's -rss_limit_mb){where}"
-    signalled = re.search(r"deadly signal|==\d+== ERROR", text)
-    return "crashed", (f"the summarizer ended the fuzzing process (exit status {child.proc.returncode}"
-                       f"{', a deadly signal' if signalled else ''}){where}")
-
-
-def _crash_report(child: _Child) -> str:
-    """What a fuzzing process's last words say happened, in at most 8 lines (the report shows 8): the
-    error, the innermost Python frames (where the summarizer was), libFuzzer's verdict."""
-    lines = list(child.tail)
-    first = next((i for i, line in enumerate(lines) if re.search(r"=== Timeout|ERROR|Uncaught|deadly", line)), None)
-    if first is None:
-        return "\n".join(lines[-8:])
-    frames = [line for line in lines if line.lstrip().startswith("File ")][:5]  # innermost first
-    verdict = [line for line in lines[first + 1:] if line.startswith("SUMMARY:")][:1]
-    return "\n".join([lines[first].strip(), *frames, *verdict])
-
-
 class _Session:
     """The fuzzing processes of one run: started, watched, started again after a crash, counted."""
 
@@ -252,8 +182,8 @@ class _Session:
                                                                "max_calls": per_child_calls})})
         self.started = time.monotonic()
         self.deadline = self.started + config.max_time if config.max_time else None
-        self.running: list[_Child] = []
-        self.ended: list[_Child] = []
+        self.running: list[FuzzProcess] = []
+        self.ended: list[FuzzProcess] = []
         self.restarts = 0
         self.infra: list[InfraFailure] = []
         self.interrupted = False
@@ -278,7 +208,7 @@ class _Session:
 
     def run(self, progress: Progress) -> None:
         """Until every process has ended; an interrupt stops them and keeps what they found."""
-        self.running = [_Child(i, self._argv(i, 0), self.env) for i in range(self.config.jobs)]
+        self.running = [FuzzProcess(i, self._argv(i, 0), self.env) for i in range(self.config.jobs)]
         try:
             while self.running:
                 time.sleep(0.2)
@@ -294,21 +224,21 @@ class _Session:
             self.running = []
         progress.finish()
 
-    def _ended(self, child: _Child) -> None:
+    def _ended(self, child: FuzzProcess) -> None:
         """A process ended: by its bounds, or killed or hung by the summarizer (then started again)."""
         code = child.wait()
         self.running.remove(child)
         self.ended.append(child)
         if code == 0:
             return
-        kind, message = _crash(child)
+        kind, message = why_it_ended(child)
         if kind == "internal":
             raise RuntimeError(message)
-        self.infra.append(InfraFailure(kind, message, len(self.infra) + 1, _crash_report(child)))
+        self.infra.append(InfraFailure(kind, message, len(self.infra) + 1, crash_report(child)))
         time_left = self.deadline is None or time.monotonic() < self.deadline - 1
         if time_left and self.restarts < MAX_RESTARTS and not self.run_config.stop_on_error:
             self.restarts += 1
-            self.running.append(_Child(child.index, self._argv(child.index, self.restarts), self.env))
+            self.running.append(FuzzProcess(child.index, self._argv(child.index, self.restarts), self.env))
 
     def _show(self, progress: Progress) -> None:
         every = self.running + self.ended
