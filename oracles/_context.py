@@ -286,7 +286,12 @@ def call_text(call) -> str:
 
 @functools.lru_cache(maxsize=65536)
 def _may_open(text: str, phrases: tuple[str, ...]) -> bool:
-    return _opening_pattern(phrases).search(text.lower()) is not None
+    lowered = text.lower()
+    # Every match holds a phrase as written, and a substring test is a C scan where the pattern (no
+    # literal prefix to look for) tries every position: most messages hold none of the phrases.
+    if not any(phrase in lowered for phrase in phrases):
+        return False
+    return _opening_pattern(phrases).search(lowered) is not None
 
 
 @dataclass(frozen=True)

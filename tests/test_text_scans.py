@@ -7,8 +7,10 @@ import re
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from harness._base._tokens import count_tokens
+from harness import Role, ToolCall, Turn
+from harness._base._tokens import _message_tokens, count_tokens
 from harness._base._wholetoken import has_token, literal_pattern, token_spans
+from oracles._context import _may_open, _opening_pattern
 
 _TOKEN = re.compile(r"\w+|[^\w\s]")  # the counter's definition, written out again on purpose
 
@@ -22,6 +24,30 @@ _TEXT = st.one_of(_EDGY, st.text(max_size=40))
 @example("\x1c\x1f word\x7f")
 def test_count_tokens_matches_the_regex_definition(text):
     assert count_tokens(text) == len(_TOKEN.findall(text))
+
+
+@given(text=_TEXT, calls=st.lists(st.tuples(_TEXT, _TEXT, _TEXT), max_size=3), answers=st.one_of(st.none(), _TEXT))
+def test_a_messages_tokens_are_the_sum_over_its_parts(text, calls, answers):
+    """The default counter counts a message in one pass over its parts joined by spaces; that is the
+    per-part sum the definition gives (and what a team's own counter still gets)."""
+    if answers is not None and not answers:
+        answers = None
+    turn = Turn(Role.TOOL, text, tool_call_id=answers) if answers is not None else \
+        Turn(Role.ASSISTANT, text, tool_calls=tuple(ToolCall(id=cid or "c", name=name or "f", arguments=args)
+                                                    for name, args, cid in calls))
+    per_part = lambda s: len(_TOKEN.findall(s))  # noqa: E731 - the definition, as a counter of its own
+    assert _message_tokens(turn, count_tokens) == _message_tokens(turn, per_part)
+
+
+_MARKERS = ("update", "edit", "correction", "actually", "note:")
+
+
+@settings(max_examples=300)
+@given(text=st.lists(st.one_of(st.sampled_from(["Update", "EDIT:", "actually", " - ", "\n", ". ", "#", "note:", "x"]),
+                               _EDGY), max_size=12).map("".join))
+def test_the_opening_scan_answers_as_its_pattern_does(text):
+    """``_may_open`` skips the pattern when no phrase occurs at all; that never changes its answer."""
+    assert _may_open(text, _MARKERS) == (_opening_pattern(_MARKERS).search(text.lower()) is not None)
 
 
 @settings(max_examples=300)

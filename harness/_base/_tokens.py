@@ -53,6 +53,9 @@ def message_tokens(turn: Any, counter: TokenCounter = count_tokens) -> int:
 
 
 def _message_tokens(turn: Any, counter: TokenCounter) -> int:
+    if counter is count_tokens:  # additive over whitespace: one count of the parts joined by spaces
+        parts = [turn.text, *(p for c in turn.tool_calls for p in (c.name, c.arguments, c.id))]
+        return count_tokens(" ".join([*parts, turn.tool_call_id or ""])) + 1
     calls = sum(counter(c.name) + counter(c.arguments) + counter(c.id) for c in turn.tool_calls)
     answered = counter(turn.tool_call_id) if turn.tool_call_id else 0
     return counter(turn.text) + calls + answered + 1
