@@ -20,7 +20,7 @@ from pathlib import Path
 
 from harness._base._codec import fact_to_dict
 from harness._base._errors import InfraError, SpecError
-from harness._base._wire import Usage
+from harness._base._wire import Usage, usage_count
 from harness._app._remote import Endpoint, JsonPoster
 from harness._app._transport import Answer, Loaded, Setup, checked_answer
 
@@ -106,7 +106,7 @@ def _completion(data) -> tuple[str, Usage | None]:
         text = message["content"]
     except (KeyError, IndexError, TypeError):
         raise InfraError("malformed", "expected a chat completion with choices[0].message.content, got "
-                                      f"{json.dumps(data)[:300]}") from None
+                                      f"{_excerpt(data)}") from None
     if not isinstance(text, str):
         refusal = message.get("refusal") if isinstance(message, dict) else None
         raise InfraError("malformed", f"choices[0].message.content is {type(text).__name__}, not text"
@@ -114,6 +114,12 @@ def _completion(data) -> tuple[str, Usage | None]:
     raw = data.get("usage") if isinstance(data, dict) else None
     usage = None
     if isinstance(raw, dict):
-        usage = Usage(*(raw.get(k) if isinstance(raw.get(k), int) else 0
-                        for k in ("prompt_tokens", "completion_tokens")))
+        usage = Usage(usage_count(raw.get("prompt_tokens")), usage_count(raw.get("completion_tokens")))
     return text, usage
+
+
+def _excerpt(data) -> str:
+    try:
+        return json.dumps(data)[:300]
+    except RecursionError:  # json.loads read it, but the encoder, called deeper, runs out of stack
+        return f"a {type(data).__name__} nested too deeply to show"

@@ -49,12 +49,13 @@ def call_once(fn: Callable[..., Any], protocol: str, request: CompactionRequest,
     except (InfraError, KeyboardInterrupt):
         raise
     except SystemExit as exc:
-        raise InfraError("exception", f"the summarizer called sys.exit({_clip(redact(repr(exc.code)))})") from None
+        code = _clip(redact(_shown(repr, exc.code)))
+        raise InfraError("exception", f"the summarizer called sys.exit({code})") from None
     except BaseException as exc:
         frames = traceback.extract_tb(exc.__traceback__)
         where = f" (at {Path(frames[-1].filename).name}:{frames[-1].lineno})" if frames else ""
         raise InfraError("exception", f"the summarizer raised {type(exc).__name__}: "
-                                      f"{_clip(redact(valid_text(str(exc))))}{where}") from exc
+                                      f"{_clip(redact(valid_text(_shown(str, exc))))}{where}") from exc
     return checked_result(lambda: result_from_return(value), max_result_chars=max_result_chars, redact=redact)
 
 
@@ -68,9 +69,9 @@ def checked_result(build: Callable[[], CompactionResult], *, max_result_chars: i
         data = result_to_dict(build())
     except MalformedResult as exc:
         raise InfraError("malformed", str(exc)) from None
-    except Exception as exc:  # an object that breaks while being read (a list whose items raise)
+    except (Exception, SystemExit) as exc:  # an object that breaks while being read (a list whose items raise)
         raise InfraError("malformed", f"reading the result raised {type(exc).__name__}: "
-                                      f"{_clip(redact(valid_text(str(exc))))}") from None
+                                      f"{_clip(redact(valid_text(_shown(str, exc))))}") from None
     text = json.dumps(data, ensure_ascii=False)
     try:
         text.encode("utf-8")
@@ -88,6 +89,14 @@ def output_tail(text: str) -> str:
     """The end of what a summarizer printed, short enough to show in a report."""
     text = valid_text(text.strip())
     return text if len(text) <= _OUTPUT_TAIL else "…" + text[-_OUTPUT_TAIL:]
+
+
+def _shown(show: Callable[[Any], str], value: Any) -> str:
+    """``show(value)`` (``str`` or ``repr``), or a note when that raises: a summarizer's exception may not print."""
+    try:
+        return show(value)
+    except Exception as exc:
+        return f"<{type(value).__name__} that cannot be shown ({type(exc).__name__})>"
 
 
 def _clip(text: str, limit: int = 500) -> str:

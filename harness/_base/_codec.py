@@ -6,8 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from harness._base._errors import SchemaError
-from harness._base._files import DEFAULT_MAX_FILE_MB, read_json_file
+from harness._base._files import DEFAULT_MAX_FILE_MB, parse_json, read_json_file
 from harness._base._kinds import read_kind
 from harness._base._model import (
     SCHEMA_VERSION,
@@ -115,14 +114,7 @@ def dumps(transcript: Transcript, *, indent: int | None = None) -> str:
 
 
 def loads(text: str, *, source: str = "<document>") -> Transcript:
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise SchemaError("<root>", "valid JSON", f"{exc.msg} at line {exc.lineno} column {exc.colno}", source=source) from None
-    except RecursionError:
-        raise SchemaError("<root>", "JSON nested less than about a thousand levels deep", "deeper nesting",
-                          source=source) from None
-    return transcript_from_dict(data, source=source)
+    return transcript_from_dict(parse_json(text, source=source), source=source)
 
 
 def load(path: str | Path, *, max_mb: float = DEFAULT_MAX_FILE_MB) -> Transcript:

@@ -87,5 +87,8 @@ class CompactionViolation(AssertionError):
 
 
 def _short(value: object, limit: int = 60) -> str:
-    text = repr(value)
+    try:
+        text = repr(value)
+    except Exception as exc:  # an int over Python's 4300-digit limit, a list nested too deep, a repr that raises
+        return f"<{type(value).__name__} that cannot be shown ({type(exc).__name__})>"
     return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -13,6 +13,7 @@ import json
 import os
 import secrets
 import stat
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -101,6 +102,9 @@ def parse_json(text: str, *, source: str, expected: str = "valid JSON") -> Any:
                           source=source) from None
     except RecursionError:
         raise SchemaError("<root>", "JSON nested less than about a thousand levels deep", "deeper nesting",
+                          source=source) from None
+    except ValueError:  # json.loads refuses an integer longer than Python's limit for int <-> text
+        raise SchemaError("<root>", f"integers of at most {sys.get_int_max_str_digits()} digits", "a longer one",
                           source=source) from None
 
 

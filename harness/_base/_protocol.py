@@ -170,6 +170,10 @@ def _checked_turn(turn: Turn, where: str) -> Turn:
         raise MalformedResult(f"{where}.tool_calls: expected a tuple of ToolCall with string fields")
     if turn.tool_call_id is not None and not isinstance(turn.tool_call_id, str):
         raise MalformedResult(f"{where}.tool_call_id: expected a string, got {type(turn.tool_call_id).__name__}")
+    try:  # Turn's own checks, which object.__new__ and object.__setattr__ get past
+        Turn(turn.role, turn.text, turn.tool_calls, turn.tool_call_id)
+    except ValueError as exc:
+        raise MalformedResult(f"{where}: {exc}") from None
     return turn
 
 

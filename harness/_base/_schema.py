@@ -111,8 +111,10 @@ class Reader:
         if not isinstance(value, dict):
             self.fail(key, "an object of strings", value)
         for k, v in value.items():
+            _check_unicode(self, key, k)
             if not isinstance(v, str):
                 self.fail(f"{key}.{k}", "a string", v)
+            _check_unicode(self, f"{key}.{k}", v)
         return value
 
     def child(self, key: str, *, optional: bool = False) -> Reader | None:

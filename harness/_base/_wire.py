@@ -23,7 +23,8 @@ from harness._base._errors import InfraError, MalformedResult, SchemaError
 from harness._base._protocol import PROTOCOLS, CompactionRequest, result_from_return
 from harness._base._schema import Reader
 
-__all__ = ["WIRE_SCHEMA", "WIRE_VERSION", "Usage", "request_to_wire", "request_from_wire", "answer_from_wire"]
+__all__ = ["WIRE_SCHEMA", "WIRE_VERSION", "Usage", "request_to_wire", "request_from_wire", "answer_from_wire",
+           "usage_count"]
 
 WIRE_SCHEMA = "compaction-harness/request"
 WIRE_VERSION = 1
@@ -78,12 +79,14 @@ def answer_from_wire(data: Any) -> tuple[Any, Usage | None]:
     usage = None
     raw = data.get("usage")
     if isinstance(raw, dict):
-        usage = Usage(_count(raw.get("prompt_tokens")), _count(raw.get("completion_tokens")))
+        usage = Usage(usage_count(raw.get("prompt_tokens")), usage_count(raw.get("completion_tokens")))
     result = {k: data[k] for k in ("messages", "ledger", "self_report") if k in data}
     return result, usage
 
 
-def _count(value: Any) -> int:
+def usage_count(value: Any) -> int:
+    """A token count as an answer states it: a whole number >= 0, anything else 0 (never negative: it
+    would lower a --max-tokens total)."""
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
 
 
