@@ -40,6 +40,7 @@ def test_fuzz_finds_shrinks_reports_and_saves_a_mutants_violation(tmp_path, caps
     assert code == 1, out.out + out.err
     assert "✗ handle-retained — in_flight_call" in out.out
     assert "executions in" in out.out and "coverage of the summarizer's code" in out.out
+    assert "\nshrinking and confirming: " in out.out, "the calls after fuzzing are named as such"
     saved = load_corpus(tmp_path / "corpus")
     assert any(e.invariant == "handle-retained" for _, e in saved.entries)
     failures = sorted((tmp_path / "fz" / "failures").glob("*.json"))

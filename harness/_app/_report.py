@@ -117,7 +117,8 @@ def render_fuzz_text(fuzz: FuzzResult) -> str:
     """The ``fuzz`` report: what the fuzzing did, then every failure as ``run`` reports it."""
     s, result = fuzz.stats, fuzz.run
     first = "no violation seen" if s.first_failure_calls is None else \
-        f"first violation after {s.first_failure_calls:,} summarizer calls ({s.first_failure_executions:,} examples)"
+        f"first violation after {s.first_failure_calls:,} summarizer calls ({s.first_failure_executions:,} " \
+        f"example{'' if s.first_failure_executions == 1 else 's'})"
     head = [f"compaction-harness fuzz: {result.config.summarizer} ({result.protocol}) · seed {result.seed} · "
             f"{s.executions:,} executions in {s.seconds:.0f} s ({s.per_second:,.0f}/s), {s.examples:,} judged as "
             f"transcripts",
@@ -126,6 +127,8 @@ def render_fuzz_text(fuzz: FuzzResult) -> str:
             f"fuzzing: {s.calls:,} summarizer calls (cache hits not counted); {first}"
             + (f"; fuzzing process restarted {s.restarts} time(s)" if s.restarts else "")]
     lines = _render(result, head=head).splitlines()
+    if len(lines) > len(head) and lines[len(head)].startswith("summarizer: "):  # the calls after fuzzing
+        lines[len(head)] = "shrinking and confirming: " + lines[len(head)].removeprefix("summarizer: ")
     verdict = lines[-1].split(" · reproduce the run:")[0]
     lines[-1] = verdict + (" · reproduce: each failure's line" if result.failures else "")
     return printable("\n".join(lines))
@@ -146,7 +149,7 @@ def fuzz_report_dict(fuzz: FuzzResult) -> dict[str, Any]:
 
 def _render(result: RunResult, *, head: list[str] | None = None) -> str:
     c = result.config
-    out = head or [
+    out = list(head) if head else [
         f"compaction-harness: {c.summarizer} ({result.protocol}) · seed {result.seed} · {result.examples_run} examples "
         f"({turn_stats(result.turns)})",
     ]
