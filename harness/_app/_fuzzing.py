@@ -38,9 +38,8 @@ from harness._app._adapters import ADAPTERS
 from harness._app._corpus import CorpusEntry, entry_name, entry_to_dict, now
 from harness._app._fuzz_process import FuzzProcess, crash_report, why_it_ended
 from harness._app._progress import Progress
-from harness._app._runner import Failure, InfraFailure, RunConfig, RunResult, shrink_transcripts
+from harness._app._runner import Failure, InfraFailure, RunConfig, RunResult, dense_skeletons, shrink_transcripts
 from harness import __version__
-from strategies import skeletons
 
 __all__ = ["FuzzConfig", "FuzzStats", "FuzzResult", "fuzz", "merge_inputs", "fuzz_directory", "fuzz_strategy",
            "CONFIG_ENV", "FUZZ_CACHE_ENTRIES", "DEFAULT_FUZZ_TIME", "DEFAULT_FUZZ_MAX_TURNS"]
@@ -67,8 +66,7 @@ MAX_RESTARTS = 5
 
 def fuzz_strategy(config: RunConfig):
     """What a fuzzing process generates: fact-dense transcripts up to ``--max-turns`` (see ``DEFAULT_FUZZ_MAX_TURNS``)."""
-    low = min(config.min_turns, config.max_turns)
-    return skeletons(min_turns=low, max_turns=config.max_turns, min_facts=3, max_facts=8)
+    return dense_skeletons(config.min_turns, config.max_turns)
 
 
 @dataclass(frozen=True, slots=True)

@@ -47,7 +47,7 @@ from strategies import expand as expand_skeleton
 
 
 __all__ = ["RunConfig", "Failure", "InfraFailure", "RunResult", "Evaluation", "evaluate", "run", "shrink_transcript",
-           "shrink_transcripts", "open_summarizer"]
+           "shrink_transcripts", "open_summarizer", "dense_skeletons"]
 
 #: The context budget in tokens when none is given.
 DEFAULT_BUDGET = 2000
@@ -403,6 +403,13 @@ def _skeletons(config: RunConfig, background: Background | None):
     return skeletons(min_turns=low, max_turns=config.max_turns, max_facts=8, background=background)
 
 
+def dense_skeletons(min_turns: int, max_turns: int, background: Background | None = None):
+    """Short transcripts dense with facts (at least three): most failures show in a few calls each.
+    Exploration's first stage, and what ``fuzz`` generates."""
+    return skeletons(min_turns=min(min_turns, max_turns), max_turns=max_turns, min_facts=3, max_facts=8,
+                     background=background)
+
+
 def _exploration(config: RunConfig, background: Background | None, full) -> list[tuple[Any, int]]:
     """The stages of exploration, as (strategy, examples): first a share of short transcripts dense
     with facts, which show most failures in a few calls each; then the whole ``--max-turns`` range,
@@ -411,8 +418,7 @@ def _exploration(config: RunConfig, background: Background | None, full) -> list
     quick = math.ceil(config.examples * QUICK_SHARE) if config.examples >= 4 else 0
     if quick == 0 or config.max_turns <= QUICK_MAX_TURNS:
         return [(full, config.examples)]
-    low = min(config.min_turns, QUICK_MAX_TURNS)
-    dense = skeletons(min_turns=low, max_turns=QUICK_MAX_TURNS, min_facts=3, max_facts=8, background=background)
+    dense = dense_skeletons(config.min_turns, QUICK_MAX_TURNS, background)
     return [(dense, quick), (full, config.examples - quick)]
 
 
