@@ -211,3 +211,24 @@ def test_a_summarizer_that_hangs_is_a_timeout_finding(tmp_path, capsys):
     assert "summarizer failure (timeout)" in out.out and "ran longer than --timeout" in out.out
     assert "in summarize" in out.out, "the report shows where it hung"
     assert list((tmp_path / "fz" / "crashes").glob("timeout-*"))
+
+
+def test_a_fuzz_that_never_judged_anything_is_not_clean(tmp_path, capsys):
+    # Inputs of at most 4 bytes are too short for Hypothesis to build any transcript from.
+    code, out = _fuzz(tmp_path, "--summarizer", "harness.summarizers.ledgered:summarize", "--runs", "30",
+                      "--", "-max_len=4", capsys=capsys)
+    assert code == 4, out.out + out.err
+    assert "no example reached a compaction" in out.out
+
+
+def test_a_violation_the_fuzzer_saw_but_that_does_not_show_again_is_not_dropped(tmp_path, capsys):
+    # Violates only inside the fuzzing processes (their environment names their configuration).
+    spec = _file_summarizer(tmp_path, """
+        import os
+        def summarize(messages, budget):
+            return [] if os.environ.get("COMPACTION_HARNESS_FUZZ") else messages
+    """)
+    code, out = _fuzz(tmp_path, "--summarizer", spec, "--runs", "60", "--inline", "--only", "literal-verbatim",
+                      capsys=capsys)
+    assert code == 4, out.out + out.err
+    assert "did not show again when judged here" in out.out and "literal-verbatim" in out.out

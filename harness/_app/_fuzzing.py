@@ -287,11 +287,35 @@ def fuzz(config: FuzzConfig, *, on_failure=None) -> FuzzResult:
     result = _shrink(transcripts, run_config, failures_dir, on_failure) if transcripts else \
         RunResult(run_config, seed, protocol or run_config.protocol or "messages", 0, 0, 0, (), {}, ())
     result = dataclasses.replace(result, seed=seed, examples_run=stats.examples,
-                                 incomplete="interrupted" if session.interrupted else None,
+                                 config=dataclasses.replace(result.config, examples=max(1, stats.examples)),
+                                 incomplete=_incomplete(session, stats, found, result, infra),
                                  infra_errors=tuple(infra) + result.infra_errors,
                                  first_failure_calls=stats.first_failure_calls,
                                  summarizer_calls=stats.calls + result.summarizer_calls)
     return FuzzResult(stats, result)
+
+
+def _incomplete(session: _Session, stats: FuzzStats, found: list[dict], result: RunResult,
+                infra: list[InfraFailure]) -> str | None:
+    """Why this run must not pass as clean (exit 4 when nothing else failed), or None.
+
+    A violation a fuzzing process saw but the summarizer did not show again here is not silently
+    dropped; nor is a session in which no input became a transcript that reached a compaction.
+    """
+    if session.interrupted:
+        return "interrupted"
+    seen = {tuple(doc["key"]) for doc in found if doc["infra"] is None}
+    lost = seen - {f.key for f in result.failures}
+    if lost:
+        named = ", ".join(f"{inv} ({kind or 'structure'})" for inv, kind in sorted(lost, key=str))
+        return (f"the fuzzing processes saw {named}, which did not show again when judged here "
+                f"(a summarizer that answers differently from one call to the next?)")
+    if result.incomplete:
+        return result.incomplete
+    if stats.calls == 0 and not infra and not result.failures:
+        return (f"no example reached a compaction, so nothing was judged ({stats.examples} of "
+                f"{stats.executions} inputs became transcripts)")
+    return None
 
 
 def _shrink(transcripts, run_config: RunConfig, failures_dir: Path, on_failure) -> RunResult:
