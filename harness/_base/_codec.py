@@ -10,11 +10,14 @@ from harness._base._files import DEFAULT_MAX_FILE_MB, parse_json, read_json_file
 from harness._base._kinds import read_kind
 from harness._base._model import (
     SCHEMA_VERSION,
+    Consumer,
+    Effect,
     Fact,
     Fate,
     Polarity,
     Role,
     Status,
+    Tightening,
     ToolCall,
     Transcript,
     Turn,
@@ -56,7 +59,21 @@ def transcript_to_dict(transcript: Transcript) -> dict[str, Any]:
         "compaction_points": list(transcript.compaction_points),
         "facts": [fact_to_dict(f) for f in transcript.facts],
         "turns": [_turn_to_dict(t) for t in transcript.turns],
+        **_session_truth(transcript),
     }
+
+
+def _session_truth(transcript: Transcript) -> dict[str, Any]:
+    """Effects, consumers and tightenings, each only when there are some (older readers never see them)."""
+    out: dict[str, Any] = {}
+    if transcript.effects:
+        out["effects"] = [{"turn": e.turn, "call_id": e.call_id, "action": e.action, "governed_by": list(e.governed_by)}
+                          for e in transcript.effects]
+    if transcript.consumers:
+        out["consumers"] = [{"name": c.name, "requires": list(c.requires)} for c in transcript.consumers]
+    if transcript.tightenings:
+        out["tightenings"] = [{"round": t.round, "share": t.share} for t in transcript.tightenings]
+    return out
 
 
 def _turn_from(r: Reader) -> Turn:
@@ -99,6 +116,15 @@ def transcript_from_dict(data: Any, *, source: str = "<document>") -> Transcript
     check_version(r, SCHEMA_VERSION)
     turns = tuple(_turn_from(t) for t in r.children("turns"))
     facts = tuple(_fact_from(f) for f in r.children("facts", default=[]))
+    effects = tuple(
+        e.wrap(Effect, e.int("turn", minimum=0), e.str("call_id", nonempty=True), e.str("action", nonempty=True),
+               e.str_list("governed_by", nonempty_items=True))
+        for e in r.children("effects", default=[])
+    )
+    consumers = tuple(c.wrap(Consumer, c.str("name", nonempty=True), c.str_list("requires", nonempty_items=True))
+                      for c in r.children("consumers", default=[]))
+    tightenings = tuple(t.wrap(Tightening, t.int("round", minimum=0), t.int("share", minimum=1))
+                        for t in r.children("tightenings", default=[]))
     return r.wrap(
         Transcript,
         turns,
@@ -106,6 +132,9 @@ def transcript_from_dict(data: Any, *, source: str = "<document>") -> Transcript
         r.int_list("compaction_points", default=[]),
         r.int("seed", default=0),
         SCHEMA_VERSION,
+        effects,
+        consumers,
+        tightenings,
     )
 
 

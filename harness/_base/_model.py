@@ -23,8 +23,12 @@ __all__ = [
     "Turn",
     "Fate",
     "Fact",
+    "Effect",
+    "Consumer",
+    "Tightening",
     "Transcript",
     "live_facts",
+    "round_budget",
     "normalise_kind",
 ]
 
@@ -157,6 +161,69 @@ class Fact:
         return self.fate.turn is None or self.fate.turn >= boundary
 
 
+@dataclass(frozen=True, slots=True)
+class Effect:
+    """An irreversible action the agent takes by a tool call: a write, a deploy, a sent message.
+
+    Written by the generator with the facts that govern it (gating fields,
+    prohibitions): each must be in the operative context at ``turn``, the
+    assistant turn making the call ``call_id`` (the ``effect-window`` invariant).
+    """
+
+    turn: int
+    call_id: str
+    action: str
+    governed_by: tuple[str, ...]
+
+    def __post_init__(self) -> None:
+        if not self.call_id or not self.action:
+            raise InvalidArgument(f"effect at turn {self.turn}: call_id and action must be non-empty")
+        if not self.governed_by:
+            raise InvalidArgument(f"effect {self.call_id!r}: governed_by must name at least one fact")
+
+
+_CLASS = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
+
+
+@dataclass(frozen=True, slots=True)
+class Consumer:
+    """A reader of compacted contexts (a planner, a router) and the invariant classes it relies on.
+
+    ``requires`` names invariant classes by oracle id (``handle-retained``); a
+    consumer may only be handed a result the oracles verified them for
+    (``consumer-requirements``).
+    """
+
+    name: str
+    requires: tuple[str, ...]
+
+    def __post_init__(self) -> None:
+        if not self.name:
+            raise InvalidArgument("a consumer needs a name")
+        bad = [c for c in self.requires if not isinstance(c, str) or not _CLASS.match(c)]
+        if not self.requires or bad:
+            raise InvalidArgument(f"consumer {self.name!r}: requires must be oracle ids like 'handle-retained', "
+                                  f"got {list(self.requires)!r}")
+
+
+@dataclass(frozen=True, slots=True)
+class Tightening:
+    """From compaction ``round`` (0 is the first) on, the budget is ``share`` permille of the session's.
+
+    A re-compaction at a tighter budget digests the summaries before it: the
+    framing tier goes one level deeper (``marker-depth``).
+    """
+
+    round: int
+    share: int
+
+    def __post_init__(self) -> None:
+        if isinstance(self.round, bool) or not isinstance(self.round, int) or self.round < 0:
+            raise InvalidArgument(f"tightening round={self.round!r}: expected an int >= 0")
+        if isinstance(self.share, bool) or not isinstance(self.share, int) or not 1 <= self.share <= 1000:
+            raise InvalidArgument(f"tightening share={self.share!r}: expected permille, 1..1000")
+
+
 _KIND_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 _BUILT_IN_KINDS = {k.value: k for k in FactKind}
 
@@ -179,6 +246,10 @@ class Transcript:
     """Turns plus the ledger of facts they carry, where compaction fires, and the seed.
 
     ``compaction_points`` are boundaries: a point ``k`` compacts turns ``0..k-1``.
+    The session-level ground truth is optional: ``effects`` (irreversible tool
+    calls and the facts governing them), ``consumers`` (who reads the compacted
+    context and what it relies on) and ``tightenings`` (rounds from which the
+    budget shrinks, so summaries are digested into a deeper tier).
     """
 
     turns: tuple[Turn, ...]
@@ -186,6 +257,9 @@ class Transcript:
     compaction_points: tuple[int, ...] = ()
     seed: int = 0
     schema_version: int = SCHEMA_VERSION
+    effects: tuple[Effect, ...] = ()
+    consumers: tuple[Consumer, ...] = ()
+    tightenings: tuple[Tightening, ...] = ()
 
     def __post_init__(self) -> None:
         n = len(self.turns)
@@ -200,12 +274,34 @@ class Transcript:
         points = self.compaction_points
         if list(points) != sorted(set(points)) or any(not 0 < p <= n for p in points):
             raise InvalidArgument(f"compaction_points must be strictly increasing within 1..{n}, got {points!r}")
+        known = set(ids)
+        for effect in self.effects:
+            if not 0 <= effect.turn < n or not any(c.id == effect.call_id for c in self.turns[effect.turn].tool_calls):
+                raise InvalidArgument(f"effect {effect.call_id!r}: turn {effect.turn} must be a turn making that call")
+            unknown = [f for f in effect.governed_by if f not in known]
+            if unknown:
+                raise InvalidArgument(f"effect {effect.call_id!r} is governed by unknown fact(s) {unknown}")
+        names = [c.name for c in self.consumers]
+        if len(set(names)) != len(names):
+            raise InvalidArgument(f"consumer names must be unique, got {names!r}")
+        rounds = [t.round for t in self.tightenings]
+        if rounds != sorted(set(rounds)):
+            raise InvalidArgument(f"tightenings must be in strictly increasing round order, got {rounds!r}")
 
     def fact(self, fact_id: str) -> Fact:
         for f in self.facts:
             if f.id == fact_id:
                 return f
         raise KeyError(fact_id)
+
+
+def round_budget(transcript: Transcript, budget: int, index: int) -> int:
+    """The budget of compaction ``index`` (0 is the first): the session's, times the latest tightening's share."""
+    share = 1000
+    for tightening in transcript.tightenings:
+        if tightening.round <= index:
+            share = tightening.share
+    return max(1, budget * share // 1000)
 
 
 def live_facts(transcript: Transcript, boundary: int) -> tuple[Fact, ...]:

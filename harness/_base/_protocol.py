@@ -2,12 +2,21 @@
 
 Two protocols (DESIGN section 5): a *messages* summarizer takes chat messages
 and a budget and returns messages or a string; a *rich* one takes a
-``CompactionRequest`` and returns a ``CompactionResult`` that may add a
-self-report and a structured ledger. Both end up as a ``CompactionResult``.
+``CompactionRequest`` and returns a ``CompactionResult``. Both end up as a
+``CompactionResult``.
+
+The rich protocol is versioned (``RICH_PROTOCOL_VERSION``); each version only
+adds optional fields, so a summarizer written for an earlier one keeps working:
+
+- 1: the result may add a self-report and a structured ledger; the request carries the tags.
+- 2: the request also says which tier the compaction writes (``tier``) and who will read it
+  (``consumers``); the result may add a recovery marker, an edit journal and the invariant
+  classes the compactor claims to have verified (``verified``).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -16,12 +25,17 @@ from typing import Any
 from harness._base._errors import MalformedResult, SpecError, _short
 from harness._base._codec import fact_to_dict
 from harness._base._messages import to_messages
-from harness._base._model import Fact, Role, ToolCall, Turn
+from harness._base._model import Consumer, Fact, Role, ToolCall, Turn
 
 __all__ = [
+    "RICH_PROTOCOL_VERSION",
     "CompactionRequest",
     "CompactionResult",
     "LedgerEntry",
+    "RecoveryMarker",
+    "JournalEntry",
+    "payload_sha256",
+    "consumers_to_wire",
     "MalformedResult",
     "result_from_return",
     "result_to_dict",
@@ -32,6 +46,7 @@ __all__ = [
 ]
 
 PROTOCOLS = ("messages", "rich")
+RICH_PROTOCOL_VERSION = 2
 
 # OpenAI's newer name for the system role; both arrive from the chat APIs teams use.
 _ROLE_ALIASES = {"developer": Role.SYSTEM}
@@ -49,6 +64,8 @@ class CompactionRequest:
     turns: tuple[Turn, ...]
     budget: int
     tags: tuple[Fact, ...] = ()
+    tier: int = 1  # the depth of the digest this compaction writes: 1 a summary of turns, 2 a digest of those...
+    consumers: tuple[Consumer, ...] = ()  # who reads the result, and the invariant classes each relies on
 
     def messages(self) -> list[dict[str, Any]]:
         return to_messages(self.turns)
@@ -80,16 +97,64 @@ class LedgerEntry:
 
 
 @dataclass(frozen=True, slots=True)
+class RecoveryMarker:
+    """A pointer plus a promise (reference 001): resume from summary node ``node`` at tier ``tier``.
+
+    ``resolved_calls`` are the tool-call ids the marker declares resolved; a
+    marker is valid only at the tier of the digest framing the session.
+    """
+
+    tier: int
+    node: str
+    resolved_calls: tuple[str, ...] = ()
+
+
+def payload_sha256(turns: Sequence[Turn]) -> str:
+    """The hash a journal entry records of the turns it removed: SHA-256 of their messages as compact,
+    key-sorted UTF-8 JSON."""
+    text = json.dumps(to_messages(tuple(turns)), ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class JournalEntry:
+    """One reversible edit of the context (reference 002): messages ``start:end`` of what the
+    compaction was given were replaced by ``inserted``.
+
+    ``removed`` is the payload rollback restores; ``removed_sha256`` optionally
+    its hash (``payload_sha256``). A journal is the entries in the order they
+    were applied; rolling back undoes them in reverse.
+    """
+
+    start: int
+    end: int
+    inserted: tuple[Turn, ...]
+    removed: tuple[Turn, ...] | None
+    removed_sha256: str | None = None
+
+    @classmethod
+    def replacing(cls, turns: Sequence[Turn], start: int, end: int, inserted: Sequence[Turn]) -> JournalEntry:
+        """The entry for replacing ``turns[start:end]`` with ``inserted``, payload and hash recorded."""
+        removed = tuple(turns[start:end])
+        return cls(start, end, tuple(inserted), removed, payload_sha256(removed))
+
+
+@dataclass(frozen=True, slots=True)
 class CompactionResult:
     """The post-compaction context: messages (summary and any kept turns), plus side channels.
 
     ``self_report`` lists fact ids (or literals) the compactor claims it kept;
-    oracles check it against the source, never trust it.
+    ``verified`` the invariant classes (oracle ids) it claims to have verified.
+    Oracles check both against the source, never trust them. ``marker`` and
+    ``journal`` are the recovery marker and edit journal of rich protocol 2.
     """
 
     messages: tuple[Turn, ...]
     ledger: tuple[LedgerEntry, ...] | None = None
     self_report: tuple[str, ...] | None = None
+    marker: RecoveryMarker | None = None
+    journal: tuple[JournalEntry, ...] | None = None
+    verified: tuple[str, ...] | None = None
 
     @property
     def summary_text(self) -> str:
@@ -226,13 +291,69 @@ def _messages(value: Any) -> tuple[Turn, ...]:
     )
 
 
-def _result(messages: Any, ledger: Any, self_report: Any) -> CompactionResult:
+def _whole(value: Any, where: str, *, minimum: int = 0) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise MalformedResult(f"{where}: expected a whole number >= {minimum}, got {_short(value)}")
+    return value
+
+
+def _marker(value: Any) -> RecoveryMarker | None:
+    if value is None:
+        return None
+    if isinstance(value, RecoveryMarker):
+        value = {"tier": value.tier, "node": value.node, "resolved_calls": value.resolved_calls}
+    if not isinstance(value, dict):
+        raise MalformedResult(f"marker: expected a RecoveryMarker or an object, got {type(value).__name__}")
+    node = value.get("node")
+    if not isinstance(node, str) or not node:
+        raise MalformedResult(f"marker.node: expected a non-empty string, got {_short(node)}")
+    return RecoveryMarker(_whole(value.get("tier"), "marker.tier", minimum=1), node,
+                          _str_tuple(value.get("resolved_calls", ()), "marker.resolved_calls"))
+
+
+def _turns(value: Any, where: str) -> tuple[Turn, ...]:
+    if isinstance(value, str | bytes | dict) or not isinstance(value, Sequence):
+        raise MalformedResult(f"{where}: expected a list of messages, got {type(value).__name__}")
+    try:
+        return tuple(_turn_from_message(m, i) for i, m in enumerate(value))
+    except MalformedResult as exc:
+        raise MalformedResult(f"{where}: {exc}") from None
+
+
+def _journal(value: Any) -> tuple[JournalEntry, ...] | None:
+    if value is None:
+        return None
+    if isinstance(value, str | dict) or not isinstance(value, Sequence):
+        raise MalformedResult(f"journal: expected a list of entries or None, got {type(value).__name__}")
+    entries = []
+    for i, raw in enumerate(value):
+        where = f"journal[{i}]"
+        if isinstance(raw, JournalEntry):
+            raw = {"start": raw.start, "end": raw.end, "inserted": raw.inserted, "removed": raw.removed,
+                   "removed_sha256": raw.removed_sha256}
+        if not isinstance(raw, dict):
+            raise MalformedResult(f"{where}: expected a JournalEntry or an object, got {type(raw).__name__}")
+        start, end = _whole(raw.get("start"), f"{where}.start"), _whole(raw.get("end"), f"{where}.end")
+        if end < start:
+            raise MalformedResult(f"{where}: end {end} is before start {start}")
+        removed = raw.get("removed")
+        entries.append(JournalEntry(start, end, _turns(raw.get("inserted"), f"{where}.inserted"),
+                                    None if removed is None else _turns(removed, f"{where}.removed"),
+                                    _optional_str(raw.get("removed_sha256"), f"{where}.removed_sha256")))
+    return tuple(entries)
+
+
+def _result(messages: Any, ledger: Any, self_report: Any, marker: Any = None, journal: Any = None,
+            verified: Any = None) -> CompactionResult:
     if ledger is not None and (isinstance(ledger, str | dict) or not isinstance(ledger, Sequence)):
         raise MalformedResult(f"ledger: expected a list of entries or None, got {type(ledger).__name__}")
     return CompactionResult(
         _messages(messages),
         ledger=None if ledger is None else tuple(_ledger_entry(e, i) for i, e in enumerate(ledger)),
         self_report=None if self_report is None else _str_tuple(self_report, "self_report"),
+        marker=_marker(marker),
+        journal=_journal(journal),
+        verified=None if verified is None else _str_tuple(verified, "verified"),
     )
 
 
@@ -245,7 +366,7 @@ def result_from_return(value: Any) -> CompactionResult:
     if isinstance(value, CompactionResult):
         if isinstance(value.messages, str):
             raise MalformedResult("messages: expected a sequence of turns, got str")
-        return _result(value.messages, value.ledger, value.self_report)
+        return _result(value.messages, value.ledger, value.self_report, value.marker, value.journal, value.verified)
     return CompactionResult(_messages(value))
 
 
@@ -260,6 +381,15 @@ def result_to_dict(result: CompactionResult) -> dict[str, Any]:
         ]
     if result.self_report is not None:
         out["self_report"] = list(result.self_report)
+    if result.marker is not None:
+        out["marker"] = {"tier": result.marker.tier, "node": result.marker.node,
+                         "resolved_calls": list(result.marker.resolved_calls)}
+    if result.journal is not None:
+        out["journal"] = [{"start": e.start, "end": e.end, "inserted": to_messages(e.inserted),
+                           "removed": None if e.removed is None else to_messages(e.removed),
+                           "removed_sha256": e.removed_sha256} for e in result.journal]
+    if result.verified is not None:
+        out["verified"] = list(result.verified)
     return out
 
 
@@ -267,16 +397,30 @@ def result_from_dict(data: Any) -> CompactionResult:
     """Inverse of ``result_to_dict``; anything else (a damaged cache file) raises ``MalformedResult``."""
     if not isinstance(data, dict) or "messages" not in data:
         raise MalformedResult(f"expected an object with 'messages', got {type(data).__name__}")
-    return _result(data["messages"], data.get("ledger"), data.get("self_report"))
+    return _result(data["messages"], data.get("ledger"), data.get("self_report"), data.get("marker"),
+                   data.get("journal"), data.get("verified"))
 
 
 def request_key_material(request: CompactionRequest) -> dict[str, Any]:
-    """Everything a summarizer's answer may depend on, in a canonical JSON-ready form."""
-    return {
+    """Everything a summarizer's answer may depend on, in a canonical JSON-ready form.
+
+    Protocol 2's fields appear only when they differ from their defaults, so the
+    keys (and cached answers) of sessions without tiers or consumers stay the same.
+    """
+    material: dict[str, Any] = {
         "messages": request.messages(),
         "budget": request.budget,
         "tags": [fact_to_dict(f) for f in request.tags],
     }
+    if request.tier != 1:
+        material["tier"] = request.tier
+    if request.consumers:
+        material["consumers"] = consumers_to_wire(request.consumers)
+    return material
+
+
+def consumers_to_wire(consumers: Sequence[Consumer]) -> list[dict[str, Any]]:
+    return [{"name": c.name, "requires": list(c.requires)} for c in consumers]
 
 
 def resolve_protocol(fn: Callable[..., Any], explicit: str | None = None, *, recorded: str | None = None,

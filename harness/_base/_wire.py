@@ -6,11 +6,15 @@ Version 1 of the request::
      "budget": <tokens>, "messages": [<chat messages>], "tags": [<facts>]}
 
 ``tags`` (the live obligations, as ``fact_to_dict`` writes them) is present
-only for the rich protocol. The answer is a result as ``result_to_dict``
-writes it (``messages`` a list of chat messages or one string; ``ledger`` and
-``self_report`` optional), may add ``usage`` (``prompt_tokens``,
-``completion_tokens``), or is ``{"error": "..."}`` when the summarizer failed.
-The version only ever grows; a server should reject a version it does not know.
+only for the rich protocol, and so are rich protocol 2's optional fields:
+``tier`` (the depth of the digest this compaction writes, when not 1) and
+``consumers`` (``[{"name", "requires": [oracle ids]}]``, when there are any);
+a server that does not use them ignores them. The answer is a result as
+``result_to_dict`` writes it (``messages`` a list of chat messages or one
+string; ``ledger``, ``self_report``, ``marker``, ``journal`` and ``verified``
+optional), may add ``usage`` (``prompt_tokens``, ``completion_tokens``), or is
+``{"error": "..."}`` when the summarizer failed. The version only ever grows;
+a server should reject a version it does not know.
 """
 
 from __future__ import annotations
@@ -20,7 +24,8 @@ from typing import Any
 
 from harness._base._codec import fact_from_dict, fact_to_dict
 from harness._base._errors import InfraError, MalformedResult, SchemaError
-from harness._base._protocol import PROTOCOLS, CompactionRequest, result_from_return
+from harness._base._model import Consumer
+from harness._base._protocol import PROTOCOLS, CompactionRequest, consumers_to_wire, result_from_return
 from harness._base._schema import Reader
 
 __all__ = ["WIRE_SCHEMA", "WIRE_VERSION", "Usage", "request_to_wire", "request_from_wire", "answer_from_wire",
@@ -44,6 +49,10 @@ def request_to_wire(request: CompactionRequest, protocol: str) -> dict[str, Any]
                             "budget": request.budget, "messages": request.messages()}
     if protocol == "rich":
         data["tags"] = [fact_to_dict(f) for f in request.tags]
+        if request.tier != 1:
+            data["tier"] = request.tier
+        if request.consumers:
+            data["consumers"] = consumers_to_wire(request.consumers)
     return data
 
 
@@ -63,7 +72,10 @@ def request_from_wire(data: Any, *, source: str = "<request>") -> tuple[Compacti
     except MalformedResult as exc:
         raise SchemaError.from_malformed(exc, source=source) from None
     tags = tuple(fact_from_dict(f, source=source) for f in r.list("tags", default=[]))
-    return CompactionRequest(turns, r.int("budget", minimum=1), tags), protocol
+    consumers = tuple(c.wrap(Consumer, c.str("name", nonempty=True), c.str_list("requires", nonempty_items=True))
+                      for c in r.children("consumers", default=[]))
+    return CompactionRequest(turns, r.int("budget", minimum=1), tags, r.int("tier", default=1, minimum=1),
+                             consumers), protocol
 
 
 def answer_from_wire(data: Any) -> tuple[Any, Usage | None]:
@@ -80,7 +92,7 @@ def answer_from_wire(data: Any) -> tuple[Any, Usage | None]:
     raw = data.get("usage")
     if isinstance(raw, dict):
         usage = Usage(usage_count(raw.get("prompt_tokens")), usage_count(raw.get("completion_tokens")))
-    result = {k: data[k] for k in ("messages", "ledger", "self_report") if k in data}
+    result = {k: data[k] for k in ("messages", "ledger", "self_report", "marker", "journal", "verified") if k in data}
     return result, usage
 
 
