@@ -7,6 +7,11 @@ Use them in your own ``@given`` tests::
 
     @given(transcripts(min_turns=500, max_turns=2000))
     def test_my_summarizer(transcript): ...
+
+Besides the ledger, each transcript carries session-level ground truth: the
+irreversible tool calls it makes and the facts governing them
+(``transcript.effects``, planned by ``EffectSpec``), the rounds from which the
+budget tightens (``transcript.tightenings``), and the ``consumers`` you pass.
 """
 
 from strategies._internal._background import Background, load_background
@@ -19,6 +24,7 @@ from strategies._internal._skeleton import (
     Cut,
     DecoyKind,
     DecoySpec,
+    EffectSpec,
     FactSpec,
     Skeleton,
     skeleton_from_dict,
@@ -29,6 +35,7 @@ from strategies._internal._strategies import (
     MAX_TURNS_PER_FACT,
     cuts,
     decoys,
+    effects,
     facts,
     skeletons,
     transcripts,
@@ -43,11 +50,13 @@ __all__ = [
     "Cut",
     "DecoyKind",
     "DecoySpec",
+    "EffectSpec",
     "FactSpec",
     "KindGenerator",
     "Skeleton",
     "cuts",
     "decoys",
+    "effects",
     "expand",
     "facts",
     "load_background",

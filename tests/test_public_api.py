@@ -34,7 +34,8 @@ def test_harness_public_names():
 def test_strategies_public_names():
     assert sorted(strategies.__all__) == sorted([
         "MAX_TURNS_PER_DECOY", "MAX_TURNS_PER_FACT", "PRIMARY_KINDS", "Anchor", "Background", "Cut", "DecoyKind",
-        "DecoySpec", "FactSpec", "KindGenerator", "Skeleton", "cuts", "decoys", "expand", "facts", "load_background",
+        "DecoySpec", "EffectSpec", "FactSpec", "KindGenerator", "Skeleton", "cuts", "decoys", "effects", "expand", "facts",
+        "load_background",
         "make_literal", "skeleton_from_dict", "skeleton_to_dict", "skeletons", "transcripts",
     ])
     for name in strategies.__all__:

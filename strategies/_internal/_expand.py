@@ -1,9 +1,11 @@
 """Expand a skeleton into a full transcript and its ledger, deterministically.
 
 Obligation turns are written by each fact kind's generator (``_kinds``), decoys
-by ``_decoys``; the filler between them comes from ``_filler`` seeded with
-``skeleton.seed`` (or from a team's own logs, ``_background``). The ledger is
-written here, while each turn is placed, never recovered from the text.
+by ``_decoys``, effects (irreversible tool calls a gating field or prohibition
+governs) here; the filler between them comes from ``_filler`` seeded with
+``skeleton.seed`` (or from a team's own logs, ``_background``). The ledger and
+the effects are written here, while each turn is placed, never recovered from
+the text.
 """
 
 from __future__ import annotations
@@ -14,18 +16,22 @@ from typing import Any
 
 from harness._base._errors import InvalidArgument
 from harness._base._kinds import ending_event, kind_def
-from harness._base._model import Fact, FactKind, Fate, Role, Status, Transcript, Turn
+from harness._base._model import Effect, Fact, FactKind, Fate, Role, Status, ToolCall, Transcript, Turn
+from harness._base._wholetoken import has_token
 from strategies._internal import _phrasing as P
-from strategies._internal._decoys import effective_kind, render
+from strategies._internal._decoys import _clear, effective_kind, render
 from strategies._internal._filler import filler_units
-from strategies._internal._kinds import KindGenerator, call_hook, generator_for, turns_from
-from strategies._internal._skeleton import Anchor, DecoyKind, FactSpec, Skeleton
+from strategies._internal._kinds import KindGenerator, call_hook, derived_id, generator_for, turns_from
+from strategies._internal._skeleton import Anchor, DecoyKind, EffectSpec, FactSpec, Skeleton
 
 __all__ = ["expand", "event_turn_count"]
 
 # Phases order events anchored at the same place: a fact is stated before it is
-# restated, and restated before its fate; a decoy comes after all three.
-_ORIGIN, _RESTATE, _FATE, _DECOY = 0, 1, 2, 3
+# restated, restated before an effect it governs, and all of them before its fate;
+# a decoy comes after all four.
+_ORIGIN, _RESTATE, _EFFECT, _FATE, _DECOY = 0, 1, 2, 3, 4
+# The kinds that govern an effect: a config value gating a write, a rule against a target.
+_GOVERNING = frozenset({FactKind.GATING_FIELD.value, FactKind.PROHIBITION.value})
 
 
 @dataclass(slots=True)
@@ -89,10 +95,80 @@ def _decoy_events(skeleton: Skeleton, taken: set[str]) -> list[tuple[_Event, boo
     return out
 
 
+@dataclass(slots=True)
+class _PlannedEffect:
+    """An effect's two turns (``event``), where in its governing fact's live span, and what it records."""
+
+    event: _Event
+    position: int
+    call_id: str
+    action: str
+
+
+def _governor(effect: EffectSpec, facts: tuple[FactSpec, ...]) -> int | None:
+    """The index of the fact governing ``effect``: its target if a gating field or prohibition, else the next one."""
+    count = len(facts)
+    candidates = (t % count for t in range(effect.target, effect.target + count))
+    return next((i for i in candidates if str(facts[i].kind) in _GOVERNING), None)
+
+
+def _call_ids(events: list[list[_Event]], decoys: list[tuple[_Event, bool, int]]) -> set[str]:
+    """Every call id the obligations and decoys use (a fact's call id is its literal)."""
+    turns = [t for per_spec in events for e in per_spec for t in e.turns] + [t for e, _, _ in decoys for t in e.turns]
+    return {c.id for t in turns for c in t.tool_calls} | {t.tool_call_id for t in turns if t.tool_call_id}
+
+
+def _effect_events(skeleton: Skeleton, taken: set[str], used_ids: set[str]) -> list[_PlannedEffect]:
+    """Each effect that has a governing fact and a phrasing clear of every literal, with a fresh call id."""
+    if not skeleton.facts or not skeleton.effects:
+        return []
+    out = []
+    used = set(used_ids)
+    for n, effect in enumerate(skeleton.effects):
+        governor = _governor(effect, skeleton.facts)
+        if governor is None:
+            continue
+        turns = _effect_turns(effect, skeleton.facts[governor], taken, used, n)
+        if turns is None:
+            continue
+        call = turns[0].tool_calls[0]
+        used.add(call.id)
+        out.append(_PlannedEffect(_Event(governor, _EFFECT, turns), effect.position, call.id, call.name))
+    return out
+
+
+def _effect_turns(effect: EffectSpec, spec: FactSpec, taken: set[str], used: set[str],
+                  n: int) -> tuple[Turn, ...] | None:
+    """The call and its result: no literal of the ledger in either (digits included), a call id no other call has."""
+    size = len(P.EFFECT_CALLS)
+    for attempt in range(size):
+        name, arguments, result = P.pick(P.EFFECT_CALLS, effect.variant + attempt)
+        note = P.pick(P.EFFECT_NOTES, effect.variant // size)
+        if any(has_token(text, lit) for text in (name, arguments, result, note) for lit in taken):
+            continue
+        call_id = next(cid for k in range(n, n + 64 * 64, 64)
+                       if (cid := derived_id(f"effect:{spec.literals[0]}", k)) not in used and _clear(cid, taken))
+        return (Turn(Role.ASSISTANT, note, (ToolCall(call_id, name, arguments),)),
+                Turn(Role.TOOL, result, (), call_id))
+    return None
+
+
+def _planned(
+    skeleton: Skeleton,
+) -> tuple[list[list[_Event]], set[str], list[tuple[_Event, bool, int]], list[_PlannedEffect]]:
+    """Every event the skeleton places, filler aside: obligations, decoys, effects (and the literals they avoid)."""
+    events = _events(skeleton)
+    literals = _all_literals(skeleton)
+    decoys = _decoy_events(skeleton, literals)
+    effects = _effect_events(skeleton, literals, _call_ids(events, decoys)) if skeleton.effects else []
+    return events, literals, decoys, effects
+
+
 def event_turn_count(skeleton: Skeleton) -> int:
-    """How many turns the skeleton's obligations and decoys take, filler aside."""
-    decoys = _decoy_events(skeleton, _all_literals(skeleton))
-    return sum(len(e.turns) for per_spec in _events(skeleton) for e in per_spec) + sum(len(e.turns) for e, _, _ in decoys)
+    """How many turns the skeleton's obligations, decoys and effects take, filler aside."""
+    events, _, decoys, effects = _planned(skeleton)
+    return (sum(len(e.turns) for per_spec in events for e in per_spec) + sum(len(e.turns) for e, _, _ in decoys)
+            + sum(len(p.event.turns) for p in effects))
 
 
 def _schedule(spec: FactSpec, events: list[_Event], filler: int) -> None:
@@ -182,20 +258,34 @@ def _schedule_decoy(event: _Event, after_fate: bool, position: int, target: list
     event.offset = base + position * (filler - base) // 1000
 
 
+def _schedule_effect(planned: _PlannedEffect, target: list[_Event], filler: int) -> None:
+    """At ``position`` permille of the span its fact is live: from its statement to its fate (or the end).
+
+    The phase keeps it after the statement and before the fate when they share an offset, and an
+    event's turns stay together, so a gating field's call, config and plan all come before it.
+    """
+    start = target[0].offset
+    end = next((e.offset for e in target if e.phase == _FATE), filler)
+    planned.event.offset = start + planned.position * (end - start) // 1000
+
+
 def expand(skeleton: Skeleton, *, background: Any = None) -> Transcript:
     """The transcript a skeleton stands for; the same skeleton always gives the same one.
 
-    ``background`` (a ``Background`` of a team's logs) replaces the generated filler.
+    ``background`` (a ``Background`` of a team's logs) replaces the generated filler. Each
+    effect the skeleton plans becomes a tool call and its result, recorded in
+    ``Transcript.effects`` with the fact governing it; the skeleton's tightenings are copied.
     """
-    events = _events(skeleton)
-    literals = _all_literals(skeleton)
-    decoys = _decoy_events(skeleton, literals)
-    placed_turns = sum(len(e.turns) for per_spec in events for e in per_spec) + sum(len(e.turns) for e, _, _ in decoys)
+    events, literals, decoys, effects = _planned(skeleton)
+    placed_turns = (sum(len(e.turns) for per_spec in events for e in per_spec) + sum(len(e.turns) for e, _, _ in decoys)
+                    + sum(len(p.event.turns) for p in effects))
     filler = max(0, skeleton.length - placed_turns)
     for spec, per_spec in zip(skeleton.facts, events):
         _schedule(spec, per_spec, filler)
     for event, after_fate, position in decoys:
         _schedule_decoy(event, after_fate, position, events[event.spec], filler)
+    for planned in effects:
+        _schedule_effect(planned, events[planned.event.spec], filler)
 
     if background is None:
         units = filler_units(skeleton.seed, filler, avoid=literals)
@@ -207,7 +297,7 @@ def expand(skeleton: Skeleton, *, background: Any = None) -> Transcript:
         total += len(unit)
     # An event never splits a filler tool call from its result: it moves to the next unit boundary.
     slots: list[list[_Event]] = [[] for _ in range(len(units) + 1)]
-    flat = [e for per_spec in events for e in per_spec] + [e for e, _, _ in decoys]
+    flat = [e for per_spec in events for e in per_spec] + [e for e, _, _ in decoys] + [p.event for p in effects]
     for event in sorted(flat, key=lambda e: (e.offset, e.phase, e.spec)):
         slots[bisect_left(starts, event.offset)].append(event)
 
@@ -222,4 +312,7 @@ def expand(skeleton: Skeleton, *, background: Any = None) -> Transcript:
     anchors = _anchors(events)
     facts = _ledger(skeleton, anchors)
     points = _cut_points(skeleton, anchors, len(turns))
-    return Transcript(tuple(turns), tuple(facts), points, skeleton.seed)
+    recorded = tuple(sorted((Effect(p.event.placed_at, p.call_id, p.action, (f"F{p.event.spec}",)) for p in effects),
+                            key=lambda e: e.turn))
+    return Transcript(tuple(turns), tuple(facts), points, skeleton.seed, effects=recorded,
+                      tightenings=skeleton.tightenings)

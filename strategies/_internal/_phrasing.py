@@ -38,6 +38,8 @@ __all__ = [
     "GATING_WRITES",
     "GATING_SUPERSESSIONS",
     "RETRACTIONS",
+    "EFFECT_CALLS",
+    "EFFECT_NOTES",
     "DECOY_NEAR_MISSES",
     "DECOY_LOG_LINES",
     "DECOY_OLD_VALUES",
@@ -253,6 +255,25 @@ RETRACTIONS = (
     "Never mind {lit}, that's cancelled.",
     "Retracting: {lit} is no longer a constraint.",
 )
+
+# -- effects (``_expand``): irreversible tool calls a gating field or prohibition governs ---------------
+# Each is (tool name, arguments, result). They state no obligation and end none, and carry no digit
+# and no literal shape of ours: the ledger stays the only ground truth, and a summarizer that keeps
+# the governing fact beside the call gains nothing from the call's own text. ``expand`` still skips
+# to the next entry when a transcript's literal (a team's kind may have plain words) turns up in one.
+
+EFFECT_CALLS = (
+    ("deploy_service", '{"service": "web-frontend", "env": "staging"}', "Rollout accepted; new pods are starting."),
+    ("write_file", '{"path": "notes/release.md", "mode": "overwrite"}', "Wrote notes/release.md over the old copy."),
+    ("send_message", '{"channel": "#ops", "text": "Rollout starting in a few minutes."}', "Message delivered to #ops."),
+    ("apply_patch", '{"patch": "changes.diff", "mode": "in place"}', "Hunks applied in place; the tree is dirty."),
+    ("push_commit", '{"branch": "main", "force": false}', "Pushed to origin main."),
+    ("publish_package", '{"registry": "internal", "tag": "latest"}', "Package published with tag latest."),
+    ("delete_branch", '{"branch": "feature-cleanup", "remote": "origin"}', "Branch deleted on the remote."),
+)
+
+# What the agent says beside the call, sometimes: most calls carry no text.
+EFFECT_NOTES = ("", "Going ahead with it.", "", "Proceeding.", "", "On it.")
 
 # -- decoys (``_decoys``): sentences that mention a value and bind nothing -----------------------------
 

@@ -1,7 +1,8 @@
 """The skeleton: the small, shrinkable plan a transcript is expanded from.
 
 Hypothesis draws only this (facts, their literals, positions, fates, decoys,
-length, compaction cuts, one seed); ``expand`` turns it into thousands of turns. It
+effects, budget tightenings, length, compaction cuts, one seed); ``expand`` turns
+it into thousands of turns. It
 serialises to a few hundred bytes of JSON (``skeleton_to_dict``), handy for a
 team's own fixtures; corpora store the expanded, minimized transcript instead,
 since shrinking removes turns no skeleton describes.
@@ -16,7 +17,7 @@ from typing import Any
 
 from harness._base._errors import InvalidArgument
 from harness._base._kinds import kind_def, placed_kinds, read_kind
-from harness._base._model import FactKind, Status, normalise_kind
+from harness._base._model import FactKind, Status, Tightening, normalise_kind
 from harness._base._schema import Reader
 
 __all__ = [
@@ -27,14 +28,18 @@ __all__ = [
     "FactSpec",
     "DecoyKind",
     "DecoySpec",
+    "EffectSpec",
     "Skeleton",
     "skeleton_to_dict",
     "skeleton_from_dict",
 ]
 
-SKELETON_VERSION = 2
-# Version 1 had no decoys; it still reads, as a skeleton without any.
-_READABLE_VERSIONS = (1, 2)
+SKELETON_VERSION = 3
+# Version 1 had no decoys, version 2 no effects or tightenings; both still read, as skeletons
+# without them (and keep their version, so they write back as they were).
+_READABLE_VERSIONS = (1, 2, 3)
+# The lists each version may carry beyond facts and cuts, and the version that introduced each.
+_SINCE = {"decoys": 2, "effects": 3, "tightenings": 3}
 
 # The built-in kinds a spec can place directly, in the order the default strategy
 # offers them. Retractions and supersessions happen *to* one of these, so they
@@ -162,23 +167,68 @@ class DecoySpec:
 
 
 @dataclass(frozen=True, slots=True)
+class EffectSpec:
+    """One planned effect: an irreversible tool call (a deploy, a write, a sent message).
+
+    It is governed by fact ``target`` (an index, taken modulo the number of facts) when that is a
+    gating field or a prohibition, else by the next fact that is one; with none, it is left out.
+    ``position`` (permille) places it in the span where the governing fact is live, after the
+    fact is stated (for a gating field, after the plan its config read leads to) and before its
+    fate; ``variant`` picks the action (``deploy_service``, ``write_file``, ``send_message``...).
+    """
+
+    target: int = 0
+    position: int = 0
+    variant: int = 0
+
+    def __post_init__(self) -> None:
+        for name in ("target", "position", "variant"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise InvalidArgument(f"EffectSpec {name}={value!r} must be an int >= 0")
+        if self.position > 1000:
+            raise InvalidArgument(f"EffectSpec position={self.position} is permille, 0..1000")
+
+
+@dataclass(frozen=True, slots=True)
 class Skeleton:
-    """Everything a transcript is expanded from. ``length`` is the target turn count."""
+    """Everything a transcript is expanded from. ``length`` is the target turn count.
+
+    ``effects`` plan irreversible tool calls governed by facts; ``tightenings`` (copied to the
+    transcript) lower the budget from a compaction round on. ``version`` is the skeleton schema
+    version it was written for: a version 1 skeleton has no decoys, a version 2 one no effects
+    or tightenings.
+    """
 
     seed: int
     length: int
     facts: tuple[FactSpec, ...] = ()
     cuts: tuple[Cut, ...] = ()
     decoys: tuple[DecoySpec, ...] = ()
+    effects: tuple[EffectSpec, ...] = ()
+    tightenings: tuple[Tightening, ...] = ()
     version: int = SKELETON_VERSION
 
     def __post_init__(self) -> None:
         if self.length < 1:
             raise InvalidArgument(f"length={self.length}; a transcript needs at least one turn")
+        if self.version not in _READABLE_VERSIONS:
+            raise InvalidArgument(f"Skeleton version={self.version!r}; expected one of {list(_READABLE_VERSIONS)}")
+        for name, cls in (("effects", EffectSpec), ("tightenings", Tightening)):
+            bad = [x for x in getattr(self, name) if not isinstance(x, cls)]
+            if bad:
+                raise InvalidArgument(f"Skeleton {name} must be {cls.__name__}s, got {bad[0]!r}")
+        for name, since in _SINCE.items():
+            if getattr(self, name) and self.version < since:
+                raise InvalidArgument(f"a version {self.version} skeleton has no {name} (they came in version {since})")
+        rounds = [t.round for t in self.tightenings]
+        if rounds != sorted(set(rounds)):
+            raise InvalidArgument(f"Skeleton tightenings must be in strictly increasing round order, got {rounds!r}")
 
 
 def skeleton_to_dict(skeleton: Skeleton) -> dict[str, Any]:
-    return {
+    """The skeleton as JSON-ready data, in the schema of its ``version`` (only the lists that version has)."""
+    out = {
         "schema_version": skeleton.version,
         "seed": skeleton.seed,
         "length": skeleton.length,
@@ -197,15 +247,35 @@ def skeleton_to_dict(skeleton: Skeleton) -> dict[str, Any]:
         "cuts": [{"anchor": c.anchor.value, "value": c.value, "offset": c.offset} for c in skeleton.cuts],
         "decoys": [{"kind": d.kind.value, "target": d.target, "position": d.position, "variant": d.variant,
                     "nudge": d.nudge} for d in skeleton.decoys],
+        "effects": [{"target": e.target, "position": e.position, "variant": e.variant} for e in skeleton.effects],
+        "tightenings": [{"round": t.round, "share": t.share} for t in skeleton.tightenings],
     }
+    for name, since in _SINCE.items():
+        if skeleton.version < since:
+            del out[name]
+    return out
 
 
 def skeleton_from_dict(data: Any, *, source: str = "<document>") -> Skeleton:
-    """Inverse of ``skeleton_to_dict``; raises SchemaError naming the bad field."""
+    """Inverse of ``skeleton_to_dict``; raises SchemaError naming the bad field.
+
+    Versions 1 and 2 read as skeletons of that version (without effects and tightenings; a
+    version 1 one without decoys); a list of a later version in an older document must be
+    empty. A version 3 document lists every part (facts, cuts, decoys, effects, tightenings),
+    even when empty: one without them was written for an older version.
+    """
     r = Reader(data, source=source)
     version = r.int("schema_version")
     if version not in _READABLE_VERSIONS:
         r.fail("schema_version", f"one of {list(_READABLE_VERSIONS)} (this release reads those)", version)
+    if version >= 3:
+        for key in ("facts", "cuts", *_SINCE):
+            if key not in data:
+                r.fail(key, f"a list (every schema_version {version} skeleton lists its {key}, even when empty)",
+                       "nothing")
+    for key, since in _SINCE.items():
+        if version < since and data.get(key):
+            r.fail(key, f"no {key} (schema_version {version} has none; they came in version {since})", data[key])
     specs = tuple(
         f.wrap(
             FactSpec,
@@ -229,7 +299,20 @@ def skeleton_from_dict(data: Any, *, source: str = "<document>") -> Skeleton:
                d.int("nudge", default=0, minimum=0))
         for d in r.children("decoys", default=[])
     )
-    return r.wrap(Skeleton, r.int("seed", minimum=0), r.int("length", minimum=1), specs, cuts, decoys)
+    effects = tuple(
+        e.wrap(EffectSpec, e.int("target", default=0, minimum=0), e.int("position", default=0, minimum=0),
+               e.int("variant", default=0, minimum=0))
+        for e in r.children("effects", default=[])
+    )
+    tightenings = tuple(
+        t.wrap(Tightening, t.int("round", minimum=0), t.int("share", minimum=1))
+        for t in r.children("tightenings", default=[])
+    )
+    rounds = [t.round for t in tightenings]
+    if rounds != sorted(set(rounds)):
+        r.fail("tightenings", "rounds in strictly increasing order", rounds)
+    return r.wrap(Skeleton, r.int("seed", minimum=0), r.int("length", minimum=1), specs, cuts, decoys, effects,
+                  tightenings, version)
 
 
 def dumps_skeleton(skeleton: Skeleton) -> str:

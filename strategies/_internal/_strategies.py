@@ -1,13 +1,15 @@
-"""The public Hypothesis strategies: ``facts``, ``cuts``, ``decoys``, ``skeletons``, ``transcripts``.
+"""The public Hypothesis strategies: ``facts``, ``cuts``, ``decoys``, ``effects``, ``skeletons``, ``transcripts``.
 
 Only the small skeleton is drawn through Hypothesis; ``expand`` builds the
 turns. So shrinking acts on what matters: fewer facts, shorter transcripts,
-earlier positions, plainer phrasing, simpler literals.
+earlier positions, plainer phrasing, simpler literals, no effects, no
+tightenings.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
+from dataclasses import replace
 from typing import Any
 
 from hypothesis import assume
@@ -15,17 +17,24 @@ from hypothesis import strategies as st
 
 from harness._base._errors import InvalidArgument
 from harness._base._kinds import defined_kinds, kind_def, placed_kinds
-from harness._base._model import FactKind, Status, Transcript
+from harness._base._model import Consumer, FactKind, Status, Tightening, Transcript
 from strategies._internal._expand import event_turn_count, expand
 from strategies._internal._kinds import call_hook, generator_for, has_generator
-from strategies._internal._skeleton import Anchor, Cut, DecoyKind, DecoySpec, FactSpec, Skeleton
+from strategies._internal._skeleton import Anchor, Cut, DecoyKind, DecoySpec, EffectSpec, FactSpec, Skeleton
 
-__all__ = ["facts", "cuts", "decoys", "skeletons", "transcripts", "MAX_TURNS_PER_FACT", "MAX_TURNS_PER_DECOY"]
+__all__ = ["facts", "cuts", "decoys", "effects", "skeletons", "transcripts", "MAX_TURNS_PER_FACT",
+           "MAX_TURNS_PER_DECOY", "MAX_TURNS_PER_EFFECT", "TIGHTENING_SHARES", "TIGHTENING_ROUNDS"]
 
 # The most turns one spec can take (gating: call, config, plan; plus its fate).
 MAX_TURNS_PER_FACT = 4
 # A decoy is one chat turn, or a search call and its result.
 MAX_TURNS_PER_DECOY = 2
+# An effect is a tool call and its result.
+MAX_TURNS_PER_EFFECT = 2
+# The budget shares (permille) tightenings are drawn from, each lower than the one before, and the
+# compaction rounds they may start at (round 0 is the first compaction, framed at tier 1 anyway).
+TIGHTENING_SHARES = (800, 650, 500, 350)
+TIGHTENING_ROUNDS = range(1, 7)
 
 
 def _plan(kinds: Collection[str]) -> tuple[tuple[str, ...], frozenset[Status]]:
@@ -136,12 +145,51 @@ def decoys(*, kinds: Collection[DecoyKind | str] | None = None) -> st.SearchStra
     return _decoys()
 
 
+def effects() -> st.SearchStrategy[EffectSpec]:
+    """Planned effects: irreversible tool calls (a deploy, a write, a sent message).
+
+    Each is governed by one of the skeleton's facts (``target``, taken modulo their number, or the
+    next gating field or prohibition after it) and placed while that fact is live. Shrinks
+    towards the first fact, right after its statement, the first action.
+    """
+
+    @st.composite
+    def _effects(draw) -> EffectSpec:
+        return EffectSpec(
+            target=draw(st.integers(0, 15)),
+            position=draw(st.integers(0, 1000)),
+            variant=draw(st.integers(0, 63)),
+        )
+
+    return _effects()
+
+
+def _tightenings(draw, count: int) -> tuple[Tightening, ...]:
+    """``count`` tightenings: rounds strictly increasing, shares strictly decreasing.
+
+    Shrinks towards (1, 800), (2, 650)...: the earliest rounds, the mildest shares.
+    """
+    out = []
+    first_round, first_share = TIGHTENING_ROUNDS[0], 0
+    for k in range(count):
+        left = count - k - 1  # room kept for the ones still to draw
+        round_ = draw(st.integers(first_round, TIGHTENING_ROUNDS[-1] - left))
+        share = draw(st.integers(first_share, len(TIGHTENING_SHARES) - 1 - left))
+        out.append(Tightening(round_, TIGHTENING_SHARES[share]))
+        first_round, first_share = round_ + 1, share + 1
+    return tuple(out)
+
+
 def _check_sizes(**sizes: int) -> None:
     for name, value in sizes.items():
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
             raise InvalidArgument(f"{name}={value!r} must be a non-negative integer")
+    most = min(len(TIGHTENING_SHARES), len(TIGHTENING_ROUNDS))
+    if sizes["max_tightenings"] > most:
+        raise InvalidArgument(f"max_tightenings={sizes['max_tightenings']}; at most {most} (each tightening's share "
+                              f"is lower than the one before, from {TIGHTENING_SHARES} permille)")
     for low, high in (("min_turns", "max_turns"), ("min_facts", "max_facts"), ("min_cuts", "max_cuts"),
-                      ("min_decoys", "max_decoys")):
+                      ("min_decoys", "max_decoys"), ("min_effects", "max_effects")):
         if sizes[low] > sizes[high]:
             raise InvalidArgument(f"Cannot have {high}={sizes[high]} < {low}={sizes[low]}")
     if sizes["min_turns"] < 1:
@@ -167,24 +215,36 @@ def skeletons(
     min_decoys: int = 1,
     max_decoys: int = 4,
     background: Any = None,
+    effects: st.SearchStrategy[EffectSpec] | None = None,
+    min_effects: int = 0,
+    max_effects: int = 2,
+    max_tightenings: int = 2,
 ) -> st.SearchStrategy[Skeleton]:
     """Skeletons whose expansion has between ``min_turns`` and ``max_turns`` turns.
 
     About half of them are drawn from the upper half of that range. Decoys are planted
-    (``min_decoys`` to ``max_decoys``) where ``max_turns`` leaves room: they are the first thing
-    left out of a crowded transcript, and the minimizer removes any its failure does not need.
-    ``background`` (a ``Background``, see ``load_background``) rejects facts whose literals occur in it.
+    (``min_decoys`` to ``max_decoys``) where ``max_turns`` leaves room, and so are effects
+    (``min_effects`` to ``max_effects``: irreversible tool calls, each governed by a gating field
+    or prohibition and placed while it is live; left out of a transcript without one). Decoys are
+    the first thing left out of a crowded transcript, effects the next, and the minimizer removes
+    any its failure does not need. Up to ``max_tightenings`` budget tightenings (at most 4) lower
+    the budget from a compaction round on: rounds strictly increasing within 1..6, shares strictly
+    decreasing from ``TIGHTENING_SHARES``. ``background`` (a ``Background``, see
+    ``load_background``) rejects facts whose literals occur in it.
 
     Shrinks towards ``min_turns``, ``min_facts`` simple facts, ``min_cuts`` cuts, ``min_decoys``
-    near misses and seed 0.
+    near misses, ``min_effects`` effects, no tightenings and seed 0.
     """
     _check_sizes(min_turns=min_turns, max_turns=max_turns, min_facts=min_facts, max_facts=max_facts,
-                 min_cuts=min_cuts, max_cuts=max_cuts, min_decoys=min_decoys, max_decoys=max_decoys)
+                 min_cuts=min_cuts, max_cuts=max_cuts, min_decoys=min_decoys, max_decoys=max_decoys,
+                 min_effects=min_effects, max_effects=max_effects, max_tightenings=max_tightenings)
     fact_strategy = _default_facts() if facts is None else facts
     cut_strategy = _default_cuts() if cuts is None else cuts
     decoy_strategy = _default_decoys() if decoys is None else decoys
+    effect_strategy = _default_effects() if effects is None else effects
     _check_background(background)
-    for name, value in (("facts", fact_strategy), ("cuts", cut_strategy), ("decoys", decoy_strategy)):
+    for name, value in (("facts", fact_strategy), ("cuts", cut_strategy), ("decoys", decoy_strategy),
+                        ("effects", effect_strategy)):
         if not isinstance(value, st.SearchStrategy):
             raise InvalidArgument(f"{name} must be a strategy, got {value!r}")
 
@@ -202,15 +262,24 @@ def skeletons(
         # How many decoys: shrinks to min_decoys (Hypothesis draws the least count about
         # half the time, so the default of one keeps decoys in most transcripts).
         planted = [draw(decoy_strategy) for _ in range(draw(st.sampled_from(range(min_decoys, max_decoys + 1))))]
-        skeleton = Skeleton(seed, length, tuple(specs), tuple(plan), tuple(planted))
+        # Effects and tightenings are drawn after everything above, so the choices for facts, cuts
+        # and decoys stay where they were; each count shrinks to its least (no effects, no tightenings).
+        acts = [draw(effect_strategy) for _ in range(draw(st.integers(min_effects, max_effects)))]
+        tightenings = _tightenings(draw, draw(st.integers(0, max_tightenings)))
+
+        def build(length: int) -> Skeleton:
+            return Skeleton(seed, length, tuple(specs), tuple(plan), tuple(planted), tuple(acts), tightenings)
+
+        skeleton = build(length)
         needed = event_turn_count(skeleton)
-        # A fact strategy of a team's own may take more turns than ours; keep within max_turns.
-        while needed > max_turns and (planted or len(specs) > min_facts):
-            (planted if planted else specs).pop()
-            skeleton = Skeleton(seed, length, tuple(specs), tuple(plan), tuple(planted))
+        # A fact strategy of a team's own may take more turns than ours; keep within max_turns,
+        # leaving out decoys first, then effects, then facts.
+        while needed > max_turns and (planted or acts or len(specs) > min_facts):
+            (planted if planted else acts if acts else specs).pop()
+            skeleton = build(length)
             needed = event_turn_count(skeleton)
         if needed > length:
-            skeleton = Skeleton(seed, min(needed, max_turns), tuple(specs), tuple(plan), tuple(planted))
+            skeleton = build(min(needed, max_turns))
         return skeleton
 
     return _skeletons()
@@ -265,18 +334,43 @@ def transcripts(
     min_decoys: int = 1,
     max_decoys: int = 4,
     background: Any = None,
+    effects: st.SearchStrategy[EffectSpec] | None = None,
+    min_effects: int = 0,
+    max_effects: int = 2,
+    max_tightenings: int = 2,
+    consumers: Sequence[Consumer] = (),
 ) -> st.SearchStrategy[Transcript]:
     """Long transcripts with a ground-truth ledger, expanded from ``skeletons(...)``.
 
     Takes the same arguments as ``skeletons`` and shrinks the same way; use
     ``skeletons`` plus ``expand`` when you also want the skeleton (to save it).
-    With ``background``, the filler is the team's own logs.
+    With ``background``, the filler is the team's own logs. Each transcript records its
+    effects and tightenings (``Transcript.effects``, ``.tightenings``) and carries
+    ``consumers`` (``harness._base._model.Consumer``: who reads the compacted context and
+    the invariant classes it relies on), the same for every transcript.
     """
-    return skeletons(
+    readers = _check_consumers(consumers)
+    strategy = skeletons(
         min_turns=min_turns, max_turns=max_turns, facts=facts, min_facts=min_facts, max_facts=max_facts,
         cuts=cuts, min_cuts=min_cuts, max_cuts=max_cuts, decoys=decoys, min_decoys=min_decoys,
-        max_decoys=max_decoys, background=background,
-    ).map(lambda skeleton: expand(skeleton, background=background))
+        max_decoys=max_decoys, background=background, effects=effects, min_effects=min_effects,
+        max_effects=max_effects, max_tightenings=max_tightenings,
+    )
+    if not readers:
+        return strategy.map(lambda skeleton: expand(skeleton, background=background))
+    return strategy.map(lambda skeleton: replace(expand(skeleton, background=background), consumers=readers))
+
+
+def _check_consumers(consumers: Any) -> tuple[Consumer, ...]:
+    if isinstance(consumers, Consumer | str | bytes) or not isinstance(consumers, Sequence):
+        raise InvalidArgument(f"consumers must be a sequence of Consumer, got {consumers!r}")
+    bad = [c for c in consumers if not isinstance(c, Consumer)]
+    if bad:
+        raise InvalidArgument(f"consumers must be Consumer instances (harness._base._model.Consumer), got {bad[0]!r}")
+    names = [c.name for c in consumers]
+    if len(set(names)) != len(names):
+        raise InvalidArgument(f"consumer names must be unique, got {names!r}")
+    return tuple(consumers)
 
 
 def _generated_kinds() -> tuple[str, ...]:
@@ -293,3 +387,7 @@ def _default_cuts() -> st.SearchStrategy[Cut]:
 
 def _default_decoys() -> st.SearchStrategy[DecoySpec]:
     return decoys()
+
+
+def _default_effects() -> st.SearchStrategy[EffectSpec]:
+    return effects()
