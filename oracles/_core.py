@@ -14,7 +14,7 @@ from enum import StrEnum
 
 from harness._base._errors import HarnessError, InvalidArgument, SpecError
 from harness._base._model import Fact, Transcript, live_facts
-from harness._base._protocol import CompactionResult
+from harness._base._protocol import CompactionRequest, CompactionResult
 from harness._base._tokens import TokenCounter, context_tokens, count_tokens
 from oracles._context import Context
 from oracles._rules import DEFAULT_RULES, ProseRules
@@ -54,6 +54,7 @@ class Finding:
     expected: str | None = None
     found: str | None = None
     call_id: str | None = None  # the tool call a finding is about, so shrinking keeps that call and its answer
+    round: int | None = None  # a session oracle's finding: the round (0 is the first) that shows it
 
     @classmethod
     def about(cls, invariant: str, fact: Fact, detail: str, *, expected: str | None = None,
@@ -67,6 +68,9 @@ class Case:
 
     The summarizer was given turns ``0..boundary-1``; ``live`` is the source
     ledger at that point, computed here, never taken from the result.
+    ``request`` is what the summarizer was asked in a session (the previous
+    summary plus the turns since, and the round's tier); None for a single
+    compaction of the window.
     """
 
     transcript: Transcript
@@ -75,6 +79,7 @@ class Case:
     result: CompactionResult
     rules: ProseRules = DEFAULT_RULES
     count_tokens: TokenCounter = count_tokens
+    request: CompactionRequest | None = None
     live: tuple[Fact, ...] = field(init=False)
     context: Context = field(init=False)
 
@@ -86,6 +91,11 @@ class Case:
     @property
     def window(self):
         return self.transcript.turns[: self.boundary]
+
+    @property
+    def given(self) -> tuple:
+        """The messages the summarizer was given: the request's, or the window of a single compaction."""
+        return self.request.turns if self.request is not None else self.window
 
     def context_tokens(self) -> int:
         """The context's size, counted exactly as the session runner counts it (``harness`` token rules)."""
@@ -191,12 +201,26 @@ def check(case: Case, oracles: Iterable[Oracle] | None = None) -> Verdict:
 
 @dataclass(frozen=True)
 class SessionCase:
-    """A whole session: the source, the budget, and each round's (boundary, result)."""
+    """A whole session: the source, the budget, and each round's (boundary, result).
+
+    Per round, where the session judge knows them: ``requests`` (what the
+    summarizer was asked), ``verified`` (the ids of the compaction oracles that
+    ran on it and found no violation: what the harness verified, never what the
+    compactor claims; ``checked`` are those that ran) and ``again`` (the same request asked again, the cache
+    bypassed, in a restarted worker; None where it was not asked).
+    ``may_vary``: the team marked its summarizer as allowed to answer differently.
+    """
 
     transcript: Transcript
     budget: int
     rounds: tuple[tuple[int, CompactionResult], ...]
     count_tokens: TokenCounter = count_tokens
+    requests: tuple[CompactionRequest, ...] = ()
+    checked: frozenset[str] = frozenset()  # the compaction oracles that judged each round
+    verified: tuple[frozenset[str], ...] = ()
+    again: tuple[CompactionResult | None, ...] = ()
+    may_vary: bool = False
+    rules: ProseRules = DEFAULT_RULES
 
 
 def check_session(case: SessionCase, oracles: Iterable[Oracle] | None = None) -> tuple[Finding, ...]:

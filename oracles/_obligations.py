@@ -125,8 +125,14 @@ def closure(case: Case) -> Iterator[Finding]:
     ctx = case.context
     kept_calls = {c.id for t in case.result.messages for c in t.tool_calls}
     kept_results = {t.tool_call_id for t in case.result.messages if t.tool_call_id}
+    declared = case.result.marker.resolved_calls if case.result.marker is not None else ()
     for fact in _live(case, FactKind.IN_FLIGHT_CALL):
         call_id = fact.literals[0]
+        if call_id in declared:
+            yield Finding.about("closure", fact, f"the recovery marker declares call {call_id} resolved, but its result "
+                                "has not arrived", expected=f"{call_id} marked unresolved",
+                                found=f"marker resolved_calls: {', '.join(declared)}")
+            continue
         if not ctx.mentions(call_id):
             continue  # handle-retained reports the missing id
         if call_id in kept_calls and call_id not in kept_results:

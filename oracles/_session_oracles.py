@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 
-from harness._base._model import live_facts
+from harness._base._kinds import kind_def
+from harness._base._model import Fact, FactKind, Status, live_facts
+from harness._base._protocol import result_to_dict
 from harness._base._tokens import message_tokens
+from harness._base._wholetoken import has_token
+from oracles._context import Context, call_text
 from oracles._core import Finding, SessionCase, Severity, oracle
 
 MIN_ROUNDS = 4
@@ -54,3 +59,139 @@ def summary_growth(case: SessionCase) -> Iterator[Finding]:
     if reason:
         yield Finding("summary-growth", Severity.VIOLATE, reason,
                       expected=f"no {GROWTH_FACTOR:g}x growth over {MIN_ROUNDS} rounds", found=f"{sizes}")
+
+
+def _carries(ctx: Context, fact: Fact) -> bool:
+    """Every literal of ``fact`` is in the context as a whole token (text, kept call or ledger entry)."""
+    return all(ctx.mentions(lit) for lit in fact.literals)
+
+
+def _obligation(fact: Fact) -> bool:
+    """A fact some oracle holds the context to (a retraction binds nothing; a team's kind with no judge
+    says nothing about what keeping it means)."""
+    return bool(kind_def(fact.kind).judges)
+
+
+@oracle("ledger-monotone", reference="004", scope="session")
+def ledger_monotone(case: SessionCase) -> Iterator[Finding]:
+    """No live obligation a compaction carried is lost by a later one without a retraction in the source."""
+    contexts = [Context(result, case.rules) for _, result in case.rounds]
+    lost: set[str] = set()
+    for r in range(1, len(case.rounds)):
+        before, now = case.rounds[r - 1][0], case.rounds[r][0]
+        for fact in live_facts(case.transcript, now):
+            if fact.id in lost or not fact.is_live_at(before) or not _obligation(fact):
+                continue
+            if not _carries(contexts[r - 1], fact) or _carries(contexts[r], fact):
+                continue
+            lost.add(fact.id)
+            back = next((k for k in range(r + 1, len(case.rounds))
+                         if fact.is_live_at(case.rounds[k][0]) and _carries(contexts[k], fact)), None)
+            later = f"; it came back in compaction {back + 1}" if back is not None else ""
+            yield Finding("ledger-monotone", Severity.VIOLATE,
+                          f"compaction {r} carried {fact.kind} {' '.join(fact.literals)}, compaction {r + 1} lost it, "
+                          f"and the source never ended it{later}", fact.id, str(fact.kind),
+                          expected=" ".join(fact.literals), round=r)
+
+
+def _operative(case: SessionCase, turn: int) -> int | None:
+    """The last round that compacted before ``turn``: its result is the context the agent acts on there."""
+    prior = [r for r, (boundary, _) in enumerate(case.rounds) if boundary <= turn]
+    return prior[-1] if prior else None
+
+
+def _in_turns(turns, literal: str) -> bool:
+    return any(has_token(t.text, literal) or any(literal == c.id or has_token(call_text(c), literal)
+                                                 for c in t.tool_calls) for t in turns)
+
+
+@oracle("effect-window", reference="002", scope="session")
+def effect_window(case: SessionCase) -> Iterator[Finding]:
+    """No irreversible effect happens while the operative context lacks a gating token that governs it."""
+    for effect in case.transcript.effects:
+        r = _operative(case, effect.turn)
+        if r is None:
+            continue  # before any compaction the agent still sees the source itself
+        boundary, result = case.rounds[r]
+        ctx = Context(result, case.rules)
+        since = case.transcript.turns[boundary:effect.turn]
+        for fact in (case.transcript.fact(f) for f in effect.governed_by):
+            if not fact.is_live_at(effect.turn):
+                continue
+            missing = [lit for lit in fact.literals if not ctx.mentions(lit) and not _in_turns(since, lit)]
+            if missing:
+                yield Finding("effect-window", Severity.VIOLATE,
+                              f"{effect.action} ({effect.call_id}) at turn {effect.turn} ran while compaction {r + 1}'s "
+                              f"context was operative, and that context had lost the {fact.kind} governing it: "
+                              f"missing {', '.join(missing)}", fact.id, str(fact.kind),
+                              expected=" ".join(fact.literals), call_id=effect.call_id, round=r)
+                break
+
+
+def _handle_in(result, call_id: str) -> bool:
+    """Carried as a handle: a structured tool call, or a structured ledger entry of an in-flight call."""
+    return any(c.id == call_id for t in result.messages for c in t.tool_calls) or any(
+        e.kind == FactKind.IN_FLIGHT_CALL.value and call_id in e.literals for e in result.ledger or ())
+
+
+@oracle("handle-carried", reference="000", scope="session")
+def handle_carried(case: SessionCase) -> Iterator[Finding]:
+    """A call in flight across compactions is carried as a handle, summary to summary, never as prose alone."""
+    for fact in case.transcript.facts:
+        if fact.kind is not FactKind.IN_FLIGHT_CALL:
+            continue
+        call_id = fact.literals[0]
+        during = [r for r, (boundary, _) in enumerate(case.rounds) if fact.is_live_at(boundary)]
+        arrives = fact.fate.turn if fact.fate.status is Status.RESOLVED else None
+        if len(during) < 2 and not (during and arrives is not None):
+            continue  # compacted once and never answered: handle-retained judges it
+        for r in during:
+            result = case.rounds[r][1]
+            if _handle_in(result, call_id):
+                continue
+            prose = has_token(result.summary_text, call_id)
+            how = ("names it only in prose, so its result cannot be re-attached (unless the runtime keeps "
+                   "pending calls itself)" if prose else "lost its handle")
+            when = (f"its result arrives at turn {arrives}" if arrives is not None
+                    else f"it is still in flight after {len(during)} compactions")
+            yield Finding("handle-carried", Severity.VIOLATE,
+                          f"call {call_id} was in flight at compactions {during[0] + 1}..{during[-1] + 1} and "
+                          f"{when}, but compaction {r + 1} {how}", fact.id, str(fact.kind),
+                          expected=f"{call_id} as a tool call or ledger entry", found=call_id if prose else None,
+                          call_id=call_id, round=r)
+            break
+
+
+def _shown(result) -> str:
+    """A result as text for a side-by-side: its messages, then each side channel."""
+    data = result_to_dict(result)
+    lines = [f"{m['role']}: {m.get('content') or ''}" + "".join(
+        f" [{c['id']} {c['function']['name']}({c['function']['arguments']})]" for c in m.get("tool_calls") or [])
+        for m in data["messages"]]
+    lines += [f"{key}: {json.dumps(data[key], ensure_ascii=False, sort_keys=True)}"
+              for key in ("ledger", "self_report", "marker", "journal", "verified") if key in data]
+    return "\n".join(lines)
+
+
+def _clipped(text: str, limit: int = 400) -> str:
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+@oracle("deterministic", reference="001", scope="session")
+def deterministic(case: SessionCase) -> Iterator[Finding]:
+    """The same request asked twice (cache bypassed, worker restarted) gets the same result."""
+    for r, again in enumerate(case.again):
+        if again is None or r >= len(case.rounds):
+            continue
+        first = case.rounds[r][1]
+        if result_to_dict(first) == result_to_dict(again):
+            continue
+        a, b = _shown(first).splitlines(), _shown(again).splitlines()
+        n = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+        at = lambda lines: _clipped(lines[n]) if n < len(lines) else "(nothing)"  # noqa: E731
+        note = " (the summarizer is marked as allowed to vary: a note)" if case.may_vary else ""
+        yield Finding("deterministic", Severity.DEGRADE if case.may_vary else Severity.VIOLATE,
+                      f"compaction {r + 1} asked again gave another result{note}; first difference, line {n + 1}: "
+                      f"{at(a)!r} then {at(b)!r}", expected=_clipped("\n".join(a[n:])), found=_clipped("\n".join(b[n:])),
+                      round=r)
+        return

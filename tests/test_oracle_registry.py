@@ -13,7 +13,8 @@ CATALOGUE = [
     "commitment-retained", "completion-honest", "handle-retained", "closure", "error-retained",
     "gating-field-retained", "literal-verbatim", "negation-polarity", "threshold-exact", "supersession",
     "negative-fact-disposition", "no-invented-obligation", "tool-pairing", "budget-respected", "ledger-budget",
-    "self-report-honest", "summary-growth", "force-kept", "dead-obligation",
+    "self-report-honest", "summary-growth", "force-kept", "dead-obligation", "journal-reversible", "ledger-monotone",
+    "marker-depth", "deterministic", "effect-window", "consumer-requirements", "handle-carried",
 ]
 
 
@@ -31,7 +32,9 @@ def test_select_only_and_skip():
     assert [o.id for o in select(only=["closure", "supersession"])] == ["closure", "supersession"]
     assert "closure" not in {o.id for o in select(skip=["closure"])}
     assert len(select(skip=["closure"])) == len(CATALOGUE) - 1
-    assert [o.id for o in registered() if o.scope == "session"] == ["summary-growth"]
+    assert sorted(o.id for o in registered() if o.scope == "session") == sorted([
+        "summary-growth", "ledger-monotone", "marker-depth", "deterministic", "effect-window", "consumer-requirements",
+        "handle-carried"])
 
 
 @pytest.mark.parametrize("kwargs", [{"only": ["nope"]}, {"skip": ["closure", "nope"]}])

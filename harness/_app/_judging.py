@@ -7,7 +7,7 @@ test and the nightly run reach the same verdict on the same transcript.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -59,10 +59,16 @@ class Evaluation:
         return lines
 
 
+#: Asks a session's requests again (the cache bypassed, in a restarted worker): one result per request,
+#: None where the summarizer failed to answer.
+AskAgain = Callable[[Sequence[CompactionRequest]], Sequence[CompactionResult | None]]
+
+
 def judge_session(transcript: Transcript, summarize: Callable[[CompactionRequest], CompactionResult], *,
                   budget: int, trigger: float = 0.8, count_tokens: TokenCounter = count_tokens,
                   rules: ProseRules = DEFAULT_RULES, oracles: Iterable[Oracle] | None = None,
-                  until: tuple[str, str | None] | None = None) -> Evaluation:
+                  until: tuple[str, str | None] | None = None, ask_again: AskAgain | None = None,
+                  may_vary: bool = False) -> Evaluation:
     """Run one session and judge every round it completed, plus the session as a whole.
 
     ``summarize`` may raise ``InfraError`` (recorded in ``infra``; earlier rounds
@@ -70,17 +76,23 @@ def judge_session(transcript: Transcript, summarize: Callable[[CompactionRequest
     (an (invariant, fact kind) key, as shrinking asks "does it still fail?"), each
     round is judged as it completes and the session stops at the first that shows
     that violation: the rounds after it cost calls and judging and cannot undo it.
+    With ``ask_again`` (and the ``deterministic`` oracle selected), every round's
+    request is asked a second time once the session is over; ``may_vary`` makes
+    a different answer a note instead of a violation.
     """
     chosen = tuple(select() if oracles is None else oracles)
     ev = Evaluation()
     session = SessionConfig(budget=budget, trigger=trigger, count_tokens=count_tokens)
     session_scope = {o.id for o in chosen if o.scope == "session"}
+    compaction_scope = frozenset(o.id for o in chosen if o.scope == "compaction")
     early = until is not None and until[0] not in session_scope
     rounds = []
+    verified: dict[int, frozenset[str]] = {}
 
     def judge(rnd) -> bool:
-        verdict = check(Case(transcript, rnd.boundary, budget, rnd.result, rules=rules, count_tokens=count_tokens),
-                        chosen)
+        verdict = check(Case(transcript, rnd.boundary, rnd.request.budget, rnd.result, rules=rules,
+                             count_tokens=count_tokens, request=rnd.request), chosen)
+        verified[rnd.index] = compaction_scope - {f.invariant for f in verdict.violations}
         for finding in verdict.findings:
             if finding.severity.value == "degrade":
                 ev.degradations.append(finding.invariant)
@@ -106,7 +118,27 @@ def judge_session(transcript: Transcript, summarize: Callable[[CompactionRequest
         return ev
     for rnd in rounds:
         judge(rnd)
-    session_case = SessionCase(transcript, budget, tuple((r.boundary, r.result) for r in rounds), count_tokens)
+    again: tuple[CompactionResult | None, ...] = ()
+    if ask_again is not None and "deterministic" in session_scope and rounds and not ev.stopped:
+        try:
+            again = tuple(ask_again([r.request for r in rounds]))
+        except StopJudging:
+            ev.stopped = True
+    session_case = SessionCase(transcript, budget, tuple((r.boundary, r.result) for r in rounds), count_tokens,
+                               requests=tuple(r.request for r in rounds), checked=compaction_scope,
+                               verified=tuple(verified[r.index] for r in rounds), again=again, may_vary=may_vary,
+                               rules=rules)
     for finding in check_session(session_case, chosen):
-        ev.violations.setdefault((finding.invariant, None), (finding, None, None, None))
+        if finding.severity.value == "degrade":
+            ev.degradations.append(finding.invariant)
+            continue
+        key = (finding.invariant, finding.fact_kind)
+        if key in ev.violations:
+            continue
+        rnd = rounds[finding.round] if finding.round is not None and 0 <= finding.round < len(rounds) else None
+        if rnd is None:
+            ev.violations[key] = (finding, None, None, None)
+        else:
+            ev.violations[key] = (finding, rnd.index, rnd.boundary, result_to_dict(rnd.result))
+            ev.contexts[key] = rnd.request.turns
     return ev

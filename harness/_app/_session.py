@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from harness._base._errors import InvalidArgument
-from harness._base._model import Transcript, Turn, live_facts
+from harness._base._model import Transcript, Turn, live_facts, round_budget
 from harness._base._protocol import CompactionRequest, CompactionResult
 from harness._base._tokens import TokenCounter, context_tokens, count_tokens, message_tokens
 
@@ -61,7 +61,9 @@ def run_session(
     context: list[Turn] = []
     used = 0
     rounds: list[Round] = []
-    threshold = config.trigger * config.budget
+    budget = round_budget(transcript, config.budget, 0)
+    tier, last_budget = 1, budget
+    threshold = config.trigger * budget
     fire_at = threshold
     for i, turn in enumerate(transcript.turns):
         context.append(turn)
@@ -69,7 +71,10 @@ def run_session(
         boundary = i + 1
         if used <= fire_at and boundary not in forced:
             continue
-        request = CompactionRequest(tuple(context), config.budget, live_facts(transcript, boundary))
+        if rounds:
+            tier += budget < last_budget
+        request = CompactionRequest(tuple(context), budget, live_facts(transcript, boundary), tier,
+                                    transcript.consumers)
         result = summarize(request)
         rnd = Round(len(rounds), boundary, request, result)
         rounds.append(rnd)
@@ -77,6 +82,8 @@ def run_session(
             break
         context = list(result.messages)
         used = context_tokens(context, result.ledger, config.count_tokens)  # as budget-respected counts it
+        last_budget, budget = budget, round_budget(transcript, config.budget, len(rounds))
+        threshold = config.trigger * budget
         # A result still over the trigger would fire again on every turn (and a summarizer that
         # never shrinks would make the session quadratic): wait for a trigger's worth of new turns.
         fire_at = threshold if used <= threshold else used + threshold
