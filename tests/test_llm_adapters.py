@@ -31,6 +31,10 @@ LINE_SERVER = ROOT / "tests" / "fixtures" / "line_server.py"
 CORRECT = "harness.summarizers.prose:summarize"
 MUTANT = "harness.summarizers.mutants:rounds_threshold"
 SMALL = dict(examples=8, max_turns=80, seed=3, quiet=True, protocol="rich")
+# A model answers with text: a call in flight across a compaction can only be named in it, never carried as a
+# structured call, so handle-carried holds the team's runtime (which re-attaches pending calls, or not), not the
+# prompt; these runs judge what the prompt keeps.
+TEXT_ONLY = dict(skip=("handle-carried",))
 REQUEST = CompactionRequest((Turn(Role.USER, "Never push to main. Keep retries under 5."),), 200)
 
 
@@ -48,7 +52,7 @@ def _run_through(adapter: str, fn, spec: str, **options):
         with wire_stub(fn) as server:
             return run(RunConfig(summarizer=server.url + "/compact", **SMALL, **options))
     with openai_stub(fn) as api:
-        return run(RunConfig(summarizer="openai:test-model", base_url=api.url + "/v1", **SMALL, **options))
+        return run(RunConfig(summarizer="openai:test-model", base_url=api.url + "/v1", **SMALL, **TEXT_ONLY, **options))
 
 
 @pytest.mark.parametrize("adapter", ["python", "cmd", "http", "openai"])
@@ -89,9 +93,17 @@ def test_python_summarizers_run_in_several_workers_with_jobs():
 # -- retries and rate limits -------------------------------------------------------------------------
 
 
+def test_a_models_text_summary_cannot_carry_an_in_flight_call_as_a_handle():
+    with openai_stub(prose.summarize) as api:
+        result = run(RunConfig(summarizer="openai:test-model", base_url=api.url + "/v1", examples=30, max_turns=200,
+                               seed=3, quiet=True, protocol="rich", only=("handle-carried",), trials=0))
+    (failure,) = result.failures
+    assert "only in prose" in failure.detail and failure.fact_kind == "in_flight_call"
+
+
 def test_429_with_retry_after_is_retried_counted_and_reported_apart_from_findings():
     with openai_stub(prose.summarize, fail_first=2, fail_status=429, retry_after=0) as api:
-        result = run(RunConfig(summarizer="openai:test-model", base_url=api.url + "/v1", **SMALL))
+        result = run(RunConfig(summarizer="openai:test-model", base_url=api.url + "/v1", **SMALL, **TEXT_ONLY))
     assert result.stats.retries == 2 and not result.infra_errors and result.exit_code == 0
     assert "2 retries" in _text(result)
 

@@ -17,10 +17,10 @@ each serving one call at a time.
 from __future__ import annotations
 
 import dataclasses
-import heapq
 import statistics
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -56,7 +56,6 @@ def adapter_for(spec: str, isolation: str = "process") -> type:
         if spec.startswith(prefix):
             return cls
     return InlineTransport if isolation == "inline" else ProcessTransport
-_KEEP_LARGEST = 8
 
 
 @dataclass
@@ -126,8 +125,8 @@ class Summarizer:
         self.redactor = redactor if redactor is not None else \
             Redactor.from_environ(extra_names=(api_key_env,) if api_key_env else ())
         self.stats = CallStats()
-        self._largest: list[tuple[int, str, CompactionRequest]] = []  # a heap
         self._inflight: dict[str, threading.Event] = {}  # requests being asked now, by cache key
+        self._asked: set[str] = set()  # keys of the requests this run asked (not answered by an earlier run's cache)
         self._local = threading.local()  # calls made by this thread (an example's own, under --jobs)
         self._setup = Setup(protocol=protocol, recorded_protocol=recorded_protocol, max_result_chars=max_result_chars,
                             redactor=self.redactor, load_timeout=load_timeout, extend=tuple(extend),
@@ -145,6 +144,7 @@ class Summarizer:
             first.close()
             raise SpecError(self.redactor.redact(str(exc))) from None
         self.protocol = loaded.protocol
+        self.may_vary = loaded.may_vary
         self._setup = dataclasses.replace(self._setup, protocol=loaded.protocol)  # instances made later agree
         self._idle.append(first)
         self.fingerprint = f"version:{version}" if version else loaded.fingerprint
@@ -197,8 +197,7 @@ class Summarizer:
                 cached = self._ask(request)
                 with self._lock:  # timeouts and crashes may be transient: remember them for this run only
                     self.cache.put(key, cached, persist="infra_error" not in cached)
-                    if "infra_error" not in cached:
-                        self._remember(request, key)
+                    self._asked.add(key)
             finally:
                 with self._lock:
                     self._inflight.pop(key).set()
@@ -219,20 +218,6 @@ class Summarizer:
                     return None
             waiting.wait()
 
-    def _remember(self, request: CompactionRequest, key: str) -> None:
-        """Keep the ``_KEEP_LARGEST`` largest requests answered (by message count), for ``largest_requests``."""
-        entry = (len(request.turns), key, request)
-        if len(self._largest) < _KEEP_LARGEST:
-            heapq.heappush(self._largest, entry)
-        elif entry[:2] > self._largest[0][:2]:
-            heapq.heapreplace(self._largest, entry)
-
-    def largest_requests(self, n: int) -> list[CompactionRequest]:
-        """The ``n`` largest requests answered so far, largest first (the likeliest to show non-determinism)."""
-        with self._lock:
-            ranked = sorted(self._largest, key=lambda e: e[:2], reverse=True)
-        return [request for _, _, request in ranked[:n]]
-
     def ask_again(self, request: CompactionRequest) -> CompactionResult:
         """A fresh answer, the cache bypassed and left as it was (a trial): counted as re-asked, and as
         answered differently when it differs from the answer the cache holds for the same request."""
@@ -248,9 +233,50 @@ class Summarizer:
                 self.cache.put(key, fresh, persist="infra_error" not in fresh)
         return _result(fresh)
 
-    def _ask(self, request: CompactionRequest) -> dict[str, Any]:
-        """One fresh call through an idle adapter instance, as cacheable data (an error recorded as such)."""
-        transport = self._checkout()
+    def ask_fresh(self, requests: Sequence[CompactionRequest], *, only_asked: bool = False
+                  ) -> list[CompactionResult | None]:
+        """Each request asked again by a newly started adapter instance (a new worker process, or a new
+        ``cmd:`` process), the cache bypassed and left as it was: a summarizer whose answer depends on
+        its process (a call counter, hash order, the clock at start) shows it. None where it failed, or
+        (``only_asked``) where the first answer came from an earlier run's cache: unchanged code costs nothing."""
+        if only_asked:
+            with self._lock:
+                wanted = [self.key(r) in self._asked for r in requests]
+        else:
+            wanted = [True] * len(requests)
+        if not any(wanted):
+            return [None] * len(requests)
+        transport = self._new_transport()
+        out: list[CompactionResult | None] = []
+        try:
+            try:
+                transport.load()
+            except (SpecError, InfraError):
+                return [None] * len(requests)  # it loaded once already: a second load failing is not this check's
+            for request, ask in zip(requests, wanted):
+                if not ask:
+                    out.append(None)
+                    continue
+                fresh = self._ask(request, transport)
+                with self._lock:
+                    self.stats.asked_again += 1
+                    before = self.cache.get(self.key(request), count=False)
+                    if before is not None and "infra_error" not in before and "infra_error" not in fresh:
+                        self.stats.reasked += 1
+                        self.stats.answered_differently += before != fresh
+                out.append(None if "infra_error" in fresh else result_from_dict(fresh))
+        finally:
+            with self._lock:
+                if transport in self._made:
+                    self._made.remove(transport)
+            transport.close()
+        return out
+
+    def _ask(self, request: CompactionRequest, transport: Transport | None = None) -> dict[str, Any]:
+        """One fresh call through an idle adapter instance (or ``transport``), as cacheable data (an error
+        recorded as such)."""
+        own = transport is None
+        transport = self._checkout() if own else transport
         redact = self.redactor.redact
         start = time.monotonic()
         answer = None
@@ -263,7 +289,8 @@ class Summarizer:
         else:
             retries = answer.retries
         finally:
-            self._checkin(transport)
+            if own:
+                self._checkin(transport)
         self._local.calls = getattr(self._local, "calls", 0) + 1
         with self._lock:
             self.stats.calls += 1

@@ -6,9 +6,10 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from harness._base._compact import compact_once
-from harness._base._errors import CompactionViolation
+from harness._base._errors import CompactionViolation, InfraError
 from harness._base._model import Transcript
 from harness._app._judging import judge_session
+from harness._app._loading import may_vary
 from oracles import DEFAULT_RULES, ProseRules, select
 
 __all__ = ["assert_compaction_holds"]
@@ -32,10 +33,24 @@ def assert_compaction_holds(
     code as a CLI run (``judge_session``), one violation per invariant and fact
     kind. If the summarizer fails (raises, returns garbage, mutates its input),
     its ``InfraError`` is raised, chained to the original exception, unless
-    violations came first: then ``CompactionViolation`` names both.
+    violations came first: then ``CompactionViolation`` names both. Every request is asked a second
+    time, in this process, for the ``deterministic`` oracle (skip it to save the calls); a summarizer
+    with ``compaction_may_vary = True`` is only noted.
     """
-    ev = judge_session(transcript, lambda request: compact_once(summarize, request, protocol=protocol),
-                       budget=budget, rules=rules, oracles=select(only=only, skip=skip))
+    def call(request):
+        return compact_once(summarize, request, protocol=protocol)
+
+    def again(requests):
+        out = []
+        for request in requests:
+            try:
+                out.append(call(request))
+            except InfraError:
+                out.append(None)
+        return out
+
+    ev = judge_session(transcript, call, budget=budget, rules=rules, oracles=select(only=only, skip=skip),
+                       ask_again=again, may_vary=may_vary(summarize))
     problems = ev.describe()
     if problems:
         if ev.infra is not None:

@@ -24,6 +24,7 @@ from harness import __version__
 from harness._base._calling import DEFAULT_MAX_RESULT_CHARS
 from harness._base._codec import transcript_from_dict
 from harness._base._errors import HarnessError, InfraError, InvalidArgument, PathError, SchemaError
+from harness._base._model import Consumer
 from harness._base._files import DEFAULT_MAX_FILE_MB, output_dir, output_file, read_json_file, write_atomic
 from harness._base._protocol import PROTOCOLS
 from harness._app._audit import audit_files
@@ -59,6 +60,18 @@ class _Parser(argparse.ArgumentParser):
 
 def _ids(text: str) -> tuple[str, ...]:
     return tuple(part.strip() for part in text.split(",") if part.strip())
+
+
+def _consumer(text: str) -> Consumer:
+    """``NAME=ID,ID``: a consumer of compacted contexts and the oracle ids it relies on."""
+    name, sep, ids = text.partition("=")
+    try:
+        if not sep:
+            raise ValueError("no '='")
+        return Consumer(name.strip(), _ids(ids))
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"--consumer expects NAME=ORACLE-ID,... (e.g. router=handle-retained,closure), "
+                                         f"got {text!r}: {exc}") from None
 
 
 def _whole_number(name: str, minimum: int = 1):
@@ -117,6 +130,10 @@ def _add_call_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--trials", type=_whole_number("--trials", minimum=0), default=DEFAULT_TRIALS, metavar="K",
                    help=f"re-ask each minimal failure K times with the cache bypassed and report how often it fails; "
                         f"also notices a non-deterministic summarizer (default {DEFAULT_TRIALS}; 0: neither)")
+    p.add_argument("--may-vary", action="store_true",
+                   help="the summarizer may answer one request differently each time (a model at temperature > 0): "
+                        "the deterministic oracle then notes it instead of failing (a Python summarizer can say so "
+                        "itself with fn.compaction_may_vary = True)")
     remote = p.add_argument_group("summarizers outside Python (openai:MODEL, http://HOST:PORT/PATH, cmd:COMMAND ...)")
     remote.add_argument("--base-url", metavar="URL", default=None,
                         help=f"openai: the OpenAI-compatible API's base URL (default {OPENAI_BASE_URL})")
@@ -180,6 +197,10 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--max-turns", type=_whole_number("--max-turns"), default=400, metavar="T",
                      help="longest transcript to generate (default 400; try 4000)")
     run.add_argument("--corpus", metavar="DIR", help="save every new minimal failure into this corpus directory")
+    run.add_argument("--consumer", type=_consumer, action="append", default=[], metavar="NAME=ID,...",
+                     help="declare a reader of the compacted context and the invariant classes (oracle ids) it relies "
+                          "on, e.g. router=handle-retained,closure; a result the oracles did not verify for it is a "
+                          "consumer-requirements violation (repeatable)")
     run.add_argument("--background", metavar="PATH",
                      help="your own session logs as the filler: a .json file (one session), a .jsonl file (one "
                           "session per line) or a directory of them; our obligations are planted between them")
@@ -269,7 +290,7 @@ def _config(args, **extra) -> RunConfig:
                   max_result_chars=args.max_result_chars, summarizer_version=args.summarizer_version,
                   redact_env=tuple(args.redact_env), rules=args.rules, extend=tuple(args.extend),
                   trials=args.trials, base_url=args.base_url, prompt=args.prompt, api_key_env=args.api_key_env,
-                  retries=args.retries)
+                  retries=args.retries, may_vary=args.may_vary)
     if args.command != "replay":
         common.update(budget=DEFAULT_BUDGET if args.budget is None else args.budget, only=args.only, skip=args.skip,
                       stop_on_error=args.stop_on_error,
@@ -307,7 +328,7 @@ def _finish(result: RunResult, args, saver: CorpusSaver | None = None) -> int:
 
 def _run(args) -> int:
     config = _config(args, examples=args.examples, seed=args.seed, max_turns=args.max_turns,
-                     background=args.background, jobs=args.jobs)
+                     background=args.background, jobs=args.jobs, consumers=tuple(args.consumer))
     saver = CorpusSaver(args.corpus, summarizer=config.summarizer, budget=config.budget)
     return _finish(run(config, on_failure=saver), args, saver)
 

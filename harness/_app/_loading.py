@@ -18,7 +18,7 @@ from typing import Any
 from harness._base._errors import SpecError
 from oracles import ProseRules
 
-__all__ = ["load_object", "load_callable", "load_rules", "load_module", "code_fingerprint", "team_modules"]
+__all__ = ["load_object", "load_callable", "load_rules", "load_module", "code_fingerprint", "team_modules", "may_vary"]
 #: Our own top-level packages: a summarizer bundled with the harness is its own subpackage, not all of these.
 _OUR_ROOTS = ("harness", "strategies", "oracles")
 _FILE_MODULE_PREFIX = "_summarizer_"
@@ -113,6 +113,12 @@ def _describe(exc: BaseException) -> str:
     if isinstance(exc, SystemExit):
         return f"SystemExit (it called sys.exit({exc.code!r}))"
     return f"{type(exc).__name__}: {exc}"
+
+
+def may_vary(fn: Callable[..., Any]) -> bool:
+    """Whether a team marked its summarizer as allowed to answer one request differently each time
+    (``fn.compaction_may_vary = True``, like a model at temperature > 0): ``deterministic`` then notes it."""
+    return getattr(fn, "compaction_may_vary", False) is True
 
 
 def code_fingerprint(fn: Callable[..., Any], *, also: tuple[Any, ...] = ()) -> str:

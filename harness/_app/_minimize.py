@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
-from harness._base._model import Fate, Role, Transcript, Turn
+from harness._base._model import Effect, Fate, Role, Transcript, Turn
 
 __all__ = ["without_turns", "prefix", "fact_units", "ledger_turns", "call_turns", "coalesce", "shortened", "ddmin",
            "minimize"]
@@ -61,7 +61,13 @@ def _rebuilt(transcript: Transcript, groups: list[list[int]], turns: list[Turn])
     # A boundary p (after old turn p-1) becomes the boundary after every new turn that starts before it.
     firsts = [group[0] for group in groups]
     points = sorted({sum(1 for first in firsts if first < p) for p in transcript.compaction_points} - {0})
-    return Transcript(tuple(turns), tuple(facts), tuple(points), transcript.seed)
+    # An effect goes with its call's turn, and only while a fact that governs it is still there.
+    kept_ids = {f.id for f in facts}
+    effects = tuple(Effect(new_index[e.turn], e.call_id, e.action, governed)
+                    for e in transcript.effects
+                    if e.turn in new_index and (governed := tuple(f for f in e.governed_by if f in kept_ids)))
+    return Transcript(tuple(turns), tuple(facts), tuple(points), transcript.seed, effects=effects,
+                      consumers=transcript.consumers, tightenings=transcript.tightenings)
 
 
 def fact_units(transcript: Transcript) -> dict[str, frozenset[int]]:
@@ -133,7 +139,9 @@ def coalesce(transcript: Transcript, keep: frozenset[int] = frozenset()) -> tupl
     work): the text and its length are what a compactor sees; which message said it is not.
     """
     points = set(transcript.compaction_points)
-    keep = frozenset(_with_call_pairs(transcript, set(keep) | _calls_across(transcript, points))) | ledger_turns(transcript)
+    effects = {e.turn for e in transcript.effects}
+    keep = frozenset(_with_call_pairs(transcript, set(keep) | effects | _calls_across(transcript, points))) \
+        | ledger_turns(transcript)
     groups: list[list[int]] = []
     for i in range(len(transcript.turns)):
         # A run never spans a cut point: the rounds keep firing where they did, on the same turns.

@@ -72,16 +72,22 @@ def _failure_block(result: RunResult, f: Failure) -> list[str]:
         f"✗ {f.invariant} — {f.fact_kind or 'structure'} ({f.severity}; {where})",
         f"  {f.detail}",
     ]
-    if f.expected:
-        lines.append(f"  expected: {_clip(f.expected)}")
-    if f.found:
-        lines.append(f"  context had: {_clip(f.found)}")
+    if f.invariant == "deterministic" and f.expected is not None and f.found is not None:
+        lines.extend(_side_by_side(f.expected, f.found))
+    else:
+        if f.expected:
+            lines.append(f"  expected: {_clip(f.expected)}")
+        if f.found:
+            lines.append(f"  context had: {_clip(f.found)}")
     at_budget = "" if f.budget == result.config.budget else \
         f", fails at budget {f.budget} (the run's {result.config.budget}, lowered while shrinking; at the run's budget it needs more filler)"
     lines.append(f"  minimal transcript: {len(t.turns)} turns (from {f.original_turns}), {len(t.facts)} facts{at_budget}, "
                  f"shrunk in {f.shrink_checks} checks, {f.shrink_calls} new summarizer calls")
     if f.shrink_stopped:
         lines.append(f"  {_stopped(f.shrink_stopped)}: the smallest failing transcript found so far")
+    session = _session_line(t, f)
+    if session:
+        lines.append(f"  {session}")
     if f.rate:
         flaky = f.trials[0] < f.trials[1]
         lines.append(f"  {f.rate} (the minimal transcript asked again, cache bypassed)"
@@ -106,6 +112,31 @@ def _failure_block(result: RunResult, f: Failure) -> list[str]:
         lines.append(f"  summarizer returned: {_clip(summary, 200) if summary.strip() else '(no text at all)'}")
     lines.append(f"  reproduce: {reproduce_command(result, only=f.invariant, transcript_file=result.reproduce_files.get(f.key))}")
     return lines
+
+
+def _session_line(t, f: Failure) -> str:
+    """The minimal session's rounds and what it declares (tightenings, effects, consumers), when it has more
+    than one round or any of them: the session is part of what was shrunk."""
+    parts = []
+    if len(f.boundaries) > 1:
+        parts.append(f"{len(f.boundaries)} compactions, after turns {', '.join(map(str, f.boundaries))}")
+    parts += [f"budget {s.share / 10:g}% from compaction {s.round + 1}" for s in t.tightenings]
+    parts += [f"effect {e.action} ({e.call_id}) at turn {e.turn}, governed by {', '.join(e.governed_by)}"
+              for e in t.effects]
+    parts += [f"consumer {c.name} requires {', '.join(c.requires)}" for c in t.consumers]
+    return "session: " + "; ".join(parts) if parts else ""
+
+
+def _side_by_side(first: str, again: str, *, width: int = 46, rows: int = 8) -> list[str]:
+    """Two answers to one request in two columns, from their first difference; ``|`` marks a differing row."""
+    a, b = first.splitlines(), again.splitlines()
+    out = [f"  {'first answer':<{width}}   asked again"]
+    for i in range(min(rows, max(len(a), len(b)))):
+        left = a[i] if i < len(a) else ""
+        right = b[i] if i < len(b) else ""
+        mark = "|" if left != right else " "
+        out.append(f"  {_clip(left, width - 1):<{width}} {mark} {_clip(right, width - 1)}")
+    return out
 
 
 def render_text(result: RunResult) -> str:
@@ -259,6 +290,7 @@ def report_dict(result: RunResult) -> dict[str, Any]:
                 "rate": f.rate,
                 "round": f.round,
                 "boundary": f.boundary,
+                "boundaries": list(f.boundaries),
                 "transcript": transcript_to_dict(f.transcript),
                 "context": f.context,
                 "detail": f.detail,

@@ -28,7 +28,7 @@ from hypothesis.errors import NoSuchExample, Unsatisfiable
 
 from harness._base._calling import DEFAULT_MAX_RESULT_CHARS
 from harness._base._errors import InfraError, InvalidArgument
-from harness._base._model import Transcript
+from harness._base._model import Consumer, Transcript
 from harness._base._protocol import CompactionRequest, CompactionResult
 from harness._base._tokens import count_tokens
 from harness._app._adapters import CallStats, Summarizer
@@ -39,7 +39,7 @@ from harness._app._shrinking import Shrinker
 from harness._app._progress import Progress
 from harness._app._redact import Redactor
 from harness._app._worker import DEFAULT_LOAD_TIMEOUT
-from oracles import DEFAULT_RULES, ProseRules, select
+from oracles import DEFAULT_RULES, ProseRules, registered, select
 from harness._base._kinds import defined_kinds
 from harness._base._model import FactKind, normalise_kind
 from strategies import Background, load_background, skeletons
@@ -67,7 +67,8 @@ DEFAULT_RETRIES = 4
 #: Under --max-calls, the calls exploration leaves for each distinct failure found so far (shrinking and trials;
 #: shrinking spends what is left, shared equally, once 2 calls per trial are set aside).
 SHRINK_RESERVE = 40
-#: Requests asked again after exploration (the largest ones seen) to notice a non-deterministic summarizer.
+#: Sessions whose every request is asked again (in a restarted worker, the cache bypassed) to notice a
+#: non-deterministic summarizer (the ``deterministic`` oracle): the first ones explored.
 DETERMINISM_PROBES = 3
 #: With --database, the share of a failure's shrink calls the skeleton pass may spend: the rest is kept for ddmin,
 #: which removes single turns (a skeleton never shrinks below the strategy's min_turns).
@@ -108,6 +109,8 @@ class RunConfig:
     max_calls: int | None = None  # new summarizer calls the whole run may make (exploration stops to leave shrinking some)
     max_tokens: int | None = None  # prompt + completion tokens the whole run may spend, where the summarizer reports usage
     trials: int = DEFAULT_TRIALS  # fresh re-asks confirming each minimal failure (0: none, and no determinism probes)
+    may_vary: bool = False  # the summarizer may answer one request differently: ``deterministic`` notes, never fails
+    consumers: tuple[Consumer, ...] = ()  # declared on every generated transcript (``consumer-requirements``)
     base_url: str | None = None  # openai: the chat-completions endpoint's base URL
     prompt: str | None = None  # openai: the prompt template file
     api_key_env: str | None = None  # openai: the environment variable holding the API key (never its value)
@@ -142,6 +145,7 @@ class Failure:
     budget: int = DEFAULT_BUDGET  # the budget the minimal transcript fails at (shrinking may lower the run's)
     elided: tuple[tuple[int, int, int], ...] = ()  # merged filler: (turn index, source turns, tokens)
     trials: tuple[int, int] | None = None  # (failed, of) in fresh re-asks of the minimal transcript
+    boundaries: tuple[int, ...] = ()  # where the minimal session's rounds compacted (up to the failing one)
 
     @property
     def rate(self) -> str | None:
@@ -225,11 +229,36 @@ def kind_warnings(oracles) -> tuple[str, ...]:
 
 
 def evaluate(transcript: Transcript, summarize: Callable[[CompactionRequest], CompactionResult], config: RunConfig,
-             chosen, *, until: tuple[str, str | None] | None = None) -> Evaluation:
+             chosen, *, until: tuple[str, str | None] | None = None, ask_again=None,
+             may_vary: bool = False) -> Evaluation:
     """``judge_session`` with a run's budget, trigger, token counter and rules."""
     return judge_session(transcript, summarize, budget=config.budget, trigger=config.trigger,
                          count_tokens=_counter(config.token_counter), rules=_rules(config.rules), oracles=chosen,
-                         until=until)
+                         until=until, ask_again=ask_again, may_vary=may_vary or config.may_vary)
+
+
+def check_consumers(consumers: tuple[Consumer, ...]) -> None:
+    """Consumers may only require what an oracle verifies for one result: an unknown class, or one judged
+    over a whole session, is an ``InvalidArgument`` naming the consumer and what is known."""
+    scopes = {o.id: o.scope for o in registered()}
+    for consumer in consumers:
+        for needed in consumer.requires:
+            if needed not in scopes:
+                known = ", ".join(sorted(i for i, s in scopes.items() if s == "compaction"))
+                raise InvalidArgument(f"--consumer {consumer.name}: no oracle verifies {needed!r}; known: {known}")
+            if scopes[needed] != "compaction":
+                raise InvalidArgument(f"--consumer {consumer.name}: {needed!r} is judged over a whole session, not "
+                                      "per result, so no result can be verified for it")
+
+
+def asker(summarizer: Summarizer, budget: _Budget):
+    """What ``judge_session`` asks a session's requests again with: a restarted worker, within the budget;
+    only requests this run asked (an answer from an earlier run's cache was checked by that run)."""
+    def ask(requests):
+        if budget.check() is not None:
+            raise StopJudging
+        return summarizer.ask_fresh(requests, only_asked=True)
+    return ask
 
 
 @functools.lru_cache(maxsize=8)
@@ -444,9 +473,12 @@ def _shrink_failure(key, first: Transcript, violation: Violation, summarizer: Su
     summarize = budget.metered(summarizer)
     budget.start_shrinking(failures_left)
 
+    again = asker(summarizer, budget) if key[0] == "deterministic" else None
+
     def judge(candidate: Transcript, at_budget: int) -> Evaluation:
         run_config = config if at_budget == config.budget else dataclasses.replace(config, budget=at_budget)
-        return evaluate(candidate, summarize, run_config, chosen, until=key)
+        return evaluate(candidate, summarize, run_config, chosen, until=key, ask_again=again,
+                        may_vary=summarizer.may_vary)
 
     def on_check(checks: int, best: Transcript) -> None:
         budget.keep_for_trials(config.trials * _rounds_to_fail(shrinker.violation))
@@ -474,6 +506,10 @@ def _shrink_failure(key, first: Transcript, violation: Violation, summarizer: Su
         budget.interrupt()
         stopped = budget.stopped
     shrunk = shrinker.result()
+    try:  # already judged while shrinking: answered from the shrinker's own memo, no call
+        boundaries = shrinker.evaluate(shrunk.transcript, shrunk.budget).boundaries
+    except StopJudging:
+        boundaries = ()
     shrink_calls = budget.shrink_calls()
     budget.end_shrinking()
     trials = None
@@ -483,7 +519,7 @@ def _shrink_failure(key, first: Transcript, violation: Violation, summarizer: Su
     finding, rnd, boundary, context = shrunk.violation
     return Failure(finding.invariant, finding.severity.value, finding.fact_kind, finding.fact_id, finding.detail,
                    finding.expected, finding.found, shrunk.transcript, rnd, boundary, context, len(first.turns),
-                   shrunk.checks, shrink_calls, stopped, shrunk.budget, shrunk.elided, trials)
+                   shrunk.checks, shrink_calls, stopped, shrunk.budget, shrunk.elided, trials, boundaries)
 
 
 def _rounds_to_fail(violation: Violation) -> int:
@@ -499,26 +535,15 @@ def confirm(key: tuple[str, str | None], transcript: Transcript, at_budget: int,
     when none could run."""
     trial_config = dataclasses.replace(config, budget=at_budget)
     ask = budget.metered(summarizer.ask_again)
+    again = asker(summarizer, budget) if key[0] == "deterministic" else None
     failed = done = 0
     for _ in range(config.trials):
-        ev = evaluate(transcript, ask, trial_config, chosen, until=key)
+        ev = evaluate(transcript, ask, trial_config, chosen, until=key, ask_again=again, may_vary=summarizer.may_vary)
         if ev.stopped:
             break
         done += 1
         failed += key in ev.violations
     return (failed, done) if done else None
-
-
-def _probe_determinism(summarizer: Summarizer, budget: _Budget, progress: Progress) -> None:
-    """Ask the largest requests seen again (``DETERMINISM_PROBES``), so a summarizer that answers the
-    same request differently is noticed even when nothing failed."""
-    ask = budget.metered(summarizer.ask_again)
-    for request in summarizer.largest_requests(DETERMINISM_PROBES):
-        progress.note(f"asking {len(request.turns)}-message requests again to check the summarizer is deterministic")
-        try:
-            ask(request)
-        except (InfraError, StopJudging):
-            return
 
 
 def _generate(stages, run_seed: int, take: Callable[[Any], None]) -> None:
@@ -619,6 +644,7 @@ def run(config: RunConfig, *, on_failure: Callable[[Failure, str], None] | None 
     reported.
     """
     chosen = select(only=config.only, skip=config.skip)
+    check_consumers(config.consumers)
     run_seed = config.seed if config.seed is not None else secrets.randbits(32)
     progress = Progress(config.examples, label="examples", quiet=config.quiet)
     first_seen: dict[tuple[str, str | None], tuple[Transcript, Violation]] = {}
@@ -631,18 +657,22 @@ def run(config: RunConfig, *, on_failure: Callable[[Failure, str], None] | None 
     strategy = _skeletons(config, background)
 
     def expand(skeleton) -> Transcript:
-        return expand_skeleton(skeleton, background=background)
+        transcript = expand_skeleton(skeleton, background=background)
+        return dataclasses.replace(transcript, consumers=config.consumers) if config.consumers else transcript
 
     with open_summarizer(config) as summarizer:
         budget = _Budget(config, summarizer)
         summarize = budget.metered(summarizer)
+        again = asker(summarizer, budget) if config.trials else None
 
         explored_calls = [0]  # fresh calls of the examples recorded so far, in generation order
 
-        def judge(skeleton) -> tuple[Transcript, Evaluation, int]:
+        def judge(item) -> tuple[Transcript, Evaluation, int]:
+            index, skeleton = item
             transcript = expand(skeleton)
             before = summarizer.calls_in_this_thread()
-            ev = evaluate(transcript, summarize, config, chosen)
+            ev = evaluate(transcript, summarize, config, chosen, may_vary=summarizer.may_vary,
+                          ask_again=again if index < DETERMINISM_PROBES else None)
             return transcript, ev, summarizer.calls_in_this_thread() - before
 
         def record(transcript: Transcript, ev: Evaluation, calls: int) -> bool:
@@ -667,8 +697,10 @@ def run(config: RunConfig, *, on_failure: Callable[[Failure, str], None] | None 
         try:
             stages = _exploration(config, background, strategy)
             if config.jobs == 1:
+                generated = itertools.count()
+
                 def judge_now(skeleton) -> None:
-                    if budget.check() is not None or record(*judge(skeleton)):
+                    if budget.check() is not None or record(*judge((next(generated), skeleton))):
                         raise StopJudging
                 try:
                     _generate(stages, run_seed, judge_now)
@@ -677,7 +709,7 @@ def run(config: RunConfig, *, on_failure: Callable[[Failure, str], None] | None 
             else:
                 prefetched = _Prefetched(stages, run_seed, ahead=4 * config.jobs)
                 try:
-                    _judge_in_order(prefetched, judge, record, config.jobs, budget)
+                    _judge_in_order(enumerate(prefetched), judge, record, config.jobs, budget)
                 finally:
                     prefetched.close()
         except KeyboardInterrupt:
@@ -716,8 +748,6 @@ def run(config: RunConfig, *, on_failure: Callable[[Failure, str], None] | None 
             failures.append(failure)
             if on_failure is not None:
                 on_failure(failure, summarizer.protocol)
-        if config.trials:
-            _probe_determinism(summarizer, budget, progress)
         progress.finish()
 
     return RunResult(config, run_seed, summarizer.protocol, len(turns), summarizer.calls, summarizer.cache.hits,
@@ -747,11 +777,13 @@ def shrink_transcripts(transcripts: tuple[Transcript, ...], config: RunConfig, *
     judged, stopped, compacted = 0, False, False
     with open_summarizer(config) as summarizer:
         budget = _Budget(config, summarizer)
+        again = asker(summarizer, budget) if config.trials else None
         for n, transcript in enumerate(transcripts, 1):
             progress.message(f"judging {len(transcript.turns)} turns" + (f" ({n}/{len(transcripts)})"
                                                                           if len(transcripts) > 1 else ""))
             try:
-                ev = evaluate(transcript, budget.metered(summarizer), config, chosen)
+                ev = evaluate(transcript, budget.metered(summarizer), config, chosen, may_vary=summarizer.may_vary,
+                              ask_again=again if n <= DETERMINISM_PROBES else None)
             except KeyboardInterrupt:
                 budget.interrupt()
                 ev = Evaluation(stopped=True)

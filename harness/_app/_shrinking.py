@@ -26,6 +26,10 @@ What belongs where (the issue asked us to decide):
 - Facts are removed as units (``fact_units``), the single-fact transcript
   first: most failures are about one obligation, and ddmin over turns would
   otherwise spend checks discovering that a retraction needs its target.
+- Tightenings, consumers and effects (the session-level ground truth) go when
+  the failure does not need them, so a minimal session has only the tiers and
+  declarations its failure is about; a tightening the failure needs moves to
+  the earliest round it still fails at, and the rounds after the failure go.
 - Rounds: every check costs a call per round the session makes, so a failure
   that showed many rounds into a session first restarts from the request of
   that round (``_from_failing_request``): for a compactor that keeps messages
@@ -45,7 +49,7 @@ import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from harness._base._model import Transcript, Turn
+from harness._base._model import Tightening, Transcript, Turn
 from harness._base._tokens import TokenCounter, count_tokens, message_tokens
 from harness._app._judging import Evaluation, StopJudging, Violation
 from harness._app._minimize import (call_turns, coalesce, ddmin, fact_units, ledger_turns, minimize, prefix, shortened,
@@ -146,6 +150,9 @@ class Shrinker:
         self._one_fact()
         self._lower_budget()
         self._drop_facts()
+        self._drop_session_truth()
+        if self._earlier_tightenings():
+            self._cut_after_failure()  # the failure now shows in an earlier round: the turns after it can go
         for _ in range(2):
             before = self.transcript
             self._pin_compactions()
@@ -341,6 +348,31 @@ class Shrinker:
             return self.still_fails(without_turns(base, every - keep))
 
         ddmin(sorted(units), fails)
+
+    def _drop_session_truth(self) -> None:
+        """The tightenings, consumers and effects the failure does not need: a session of fewer tiers,
+        fewer declarations to read. All of a kind at once first, then ddmin over them."""
+        for name in ("tightenings", "consumers", "effects"):
+            items = getattr(self.transcript, name)
+            if not items or self.still_fails(dataclasses.replace(self.transcript, **{name: ()})):
+                continue
+            base = self.transcript
+            if len(items) > 1:
+                ddmin(list(items), lambda kept: self.still_fails(dataclasses.replace(base, **{name: tuple(kept)})))
+
+    def _earlier_tightenings(self) -> bool:
+        """Each tightening as early as it still fails (the earliest first): a tier change after one round
+        instead of after five makes a session of two rounds. Whether any moved."""
+        moved = False
+        for i in range(len(self.transcript.tightenings)):
+            tightenings = self.transcript.tightenings
+            lowest = tightenings[i - 1].round + 1 if i else 1
+            for target in range(lowest, tightenings[i].round):
+                candidate = tightenings[:i] + (Tightening(target, tightenings[i].share),) + tightenings[i + 1:]
+                if self.still_fails(dataclasses.replace(self.transcript, tightenings=candidate)):
+                    moved = True
+                    break
+        return moved
 
     def _drop_turns(self) -> None:
         minimize(self.transcript, self.still_fails)

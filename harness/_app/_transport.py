@@ -33,10 +33,12 @@ __all__ = ["Loaded", "Answer", "Setup", "Transport", "checked_answer"]
 
 @dataclass(frozen=True, slots=True)
 class Loaded:
-    """What an adapter found when loading: the protocol to call with, and a fingerprint for cache keys."""
+    """What an adapter found when loading: the protocol to call with, a fingerprint for cache keys, and
+    whether the summarizer says it may answer the same request differently (``compaction_may_vary``)."""
 
     protocol: str
     fingerprint: str
+    may_vary: bool = False
 
 
 @dataclass(frozen=True, slots=True)
