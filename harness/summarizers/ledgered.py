@@ -3,6 +3,15 @@
 Lossy compression of narrative, lossless compression of obligations: a short
 narrative, and every obligation the runtime tagged at write time copied
 verbatim into a structured ledger that is never itself summarized.
+
+Rich protocol 2: a recovery marker at the request's tier naming a node fresh
+to that tier, with the calls whose results arrived; a journal of the one edit
+(everything given replaced by the narrative), payload kept so it rolls back; and
+as ``verified`` only the classes checked on the result itself (``_render.with_protocol2``).
+A tagged call still in flight is carried as its ledger entry (kind ``in_flight_call``,
+literal the call id), so its result can be re-attached when it arrives; a call in
+flight that no tag covers (a cut between a call and its result) has no ledger entry
+to ride in, so it is kept as a structured call (an assistant message holding it).
 """
 
 from __future__ import annotations
@@ -10,7 +19,7 @@ from __future__ import annotations
 from harness._base._kinds import kind_def
 from harness._base._model import Fact, Role, Turn
 from harness._base._protocol import CompactionRequest, CompactionResult, LedgerEntry
-from harness.summarizers._render import narrative
+from harness.summarizers._render import handle_turn, in_flight_calls, narrative, tagged_calls, with_protocol2
 
 
 def entry_for(fact: Fact) -> LedgerEntry:
@@ -30,11 +39,14 @@ def entry_for(fact: Fact) -> LedgerEntry:
 def summarize(request: CompactionRequest) -> CompactionResult:
     """Narrative plus a verbatim ledger of every tagged obligation."""
     ledger = tuple(entry_for(f) for f in request.tags)
-    return CompactionResult(
-        (Turn(Role.SYSTEM, narrative(request)),),
+    tagged = tagged_calls(request)
+    untagged = tuple(c for c in in_flight_calls(request) if c.id not in tagged)
+    result = CompactionResult(
+        (Turn(Role.SYSTEM, narrative(request)), *handle_turn(untagged)),
         ledger=ledger,
         self_report=tuple(f.id for f in request.tags),
     )
+    return with_protocol2(request, result)
 
 
 summarize.compaction_protocol = "rich"

@@ -2,16 +2,31 @@
 
 Each starts from the correct prose compactor and changes one thing. They are
 the harness's own proof that every oracle catches what it claims to.
+
+The session mutants (``SESSION_MUTANTS``) start from the correct prose compactor of
+rich protocol 2 (``_correct``: marker, journal, structured handles) and break one
+session-level invariant: what goes wrong only across rounds, on re-compaction, after
+a tightening, or between two calls.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import datetime
+import itertools
 import re
 
 from harness._base._model import Fact, FactKind, Role, Turn
 from harness._base._tokens import count_tokens
-from harness._base._protocol import CompactionRequest, CompactionResult, LedgerEntry
-from harness.summarizers._render import prose_result, state
+from harness._base._protocol import CompactionRequest, CompactionResult, JournalEntry, LedgerEntry, RecoveryMarker
+from harness.summarizers._render import (
+    Renderer,
+    handle_turn,
+    in_flight_calls,
+    prose_result,
+    state,
+    with_protocol2,
+)
 from harness.summarizers.ledgered import entry_for
 
 __all__ = [
@@ -39,9 +54,23 @@ __all__ = [
     "restates_threshold",
     "lifts_prohibition",
     "revives_rejection",
+    "forgets_on_recompaction",
+    "stale_marker",
+    "varies",
+    "hash_only_journal",
+    "drops_gates_late",
+    "claims_verified",
+    "handles_in_prose",
     "SESSION_MUTANTS",
     "VARIANTS",
 ]
+
+
+def _prose(request: CompactionRequest, render=state, *, kept: tuple[Turn, ...] = (), **options) -> CompactionResult:
+    """The prose compactor's rendering with its in-flight calls re-attached as structured calls, as the
+    correct one does: a mutant about something else keeps its handles (``drops_call_id`` and
+    ``unmarked_call``, which are about calls, use ``prose_result`` itself)."""
+    return prose_result(request, render, kept=kept + handle_turn(in_flight_calls(request)), **options)
 
 
 def _only(kind: FactKind, render):
@@ -51,12 +80,12 @@ def _only(kind: FactKind, render):
 
 def drops_pending_action(request: CompactionRequest) -> CompactionResult:
     """Keeps the decision, drops the promised action (000: 're-run the migration' lost)."""
-    return prose_result(request, _only(FactKind.COMMITMENT, lambda f: f"Decision recorded for {f.detail('noun')} {f.literals[0]}: approach agreed."))
+    return _prose(request, _only(FactKind.COMMITMENT, lambda f: f"Decision recorded for {f.detail('noun')} {f.literals[0]}: approach agreed."))
 
 
 def claims_completion(request: CompactionRequest) -> CompactionResult:
     """States an open commitment as done ('migration complete')."""
-    return prose_result(request, _only(FactKind.COMMITMENT, lambda f: f"{f.detail('past')} {f.detail('noun')} {f.literals[0]}: done."))
+    return _prose(request, _only(FactKind.COMMITMENT, lambda f: f"{f.detail('past')} {f.detail('noun')} {f.literals[0]}: done."))
 
 
 def drops_call_id(request: CompactionRequest) -> CompactionResult:
@@ -71,12 +100,12 @@ def unmarked_call(request: CompactionRequest) -> CompactionResult:
 
 def drops_errors(request: CompactionRequest) -> CompactionResult:
     """Folds unresolved errors into a vague remark."""
-    return prose_result(request, _only(FactKind.UNRESOLVED_ERROR, lambda f: f"There was a hiccup with {f.detail('name')}."))
+    return _prose(request, _only(FactKind.UNRESOLVED_ERROR, lambda f: f"There was a hiccup with {f.detail('name')}."))
 
 
 def drops_gating_field(request: CompactionRequest) -> CompactionResult:
     """Drops the config line that gates the next write (002: max_retries: 0 lost)."""
-    return prose_result(request, _only(FactKind.GATING_FIELD, lambda f: f"Config was read; next we {f.detail('write')}."))
+    return _prose(request, _only(FactKind.GATING_FIELD, lambda f: f"Config was read; next we {f.detail('write')}."))
 
 
 def _paraphrase(literal: str) -> str:
@@ -86,22 +115,22 @@ def _paraphrase(literal: str) -> str:
 
 def paraphrases_literals(request: CompactionRequest) -> CompactionResult:
     """Rewrites exact identifiers into plausible names (004: acme-stage-07 -> acme-staging)."""
-    return prose_result(request, _only(FactKind.LITERAL_BINDING, lambda f: f"Use {_paraphrase(f.literals[0])} for the {f.detail('category')}."))
+    return _prose(request, _only(FactKind.LITERAL_BINDING, lambda f: f"Use {_paraphrase(f.literals[0])} for the {f.detail('category')}."))
 
 
 def softens_prohibition(request: CompactionRequest) -> CompactionResult:
     """Turns 'never X' into a preference (004: 'prefers staging over production')."""
-    return prose_result(request, _only(FactKind.PROHIBITION, lambda f: f"The user prefers to avoid {f.literals[0]} if possible."))
+    return _prose(request, _only(FactKind.PROHIBITION, lambda f: f"The user prefers to avoid {f.literals[0]} if possible."))
 
 
 def rounds_threshold(request: CompactionRequest) -> CompactionResult:
     """Rounds an exact limit into 'a few' (004: retry <= 3 -> 'a few retries')."""
-    return prose_result(request, _only(FactKind.THRESHOLD, lambda f: f"Keep {f.literals[0]} to a few."))
+    return _prose(request, _only(FactKind.THRESHOLD, lambda f: f"Keep {f.literals[0]} to a few."))
 
 
 def folds_rejections(request: CompactionRequest) -> CompactionResult:
     """Folds 'rejected after a failed dry run' into 'explored' (001)."""
-    return prose_result(request, _only(FactKind.NEGATIVE_FACT, lambda f: f"Explored approach {f.literals[0]} earlier."))
+    return _prose(request, _only(FactKind.NEGATIVE_FACT, lambda f: f"Explored approach {f.literals[0]} earlier."))
 
 
 def _stale(fact: Fact) -> str:
@@ -112,13 +141,13 @@ def _stale(fact: Fact) -> str:
 
 def keeps_stale_value(request: CompactionRequest) -> CompactionResult:
     """Keeps the value from before a change (001/004: the stale threshold survives)."""
-    return prose_result(request, _only(FactKind.SUPERSESSION, _stale))
+    return _prose(request, _only(FactKind.SUPERSESSION, _stale))
 
 
 def lying_self_report(request: CompactionRequest) -> CompactionResult:
     """Drops thresholds and bindings but reports every tagged item as retained (000)."""
     dropped = (FactKind.THRESHOLD, FactKind.LITERAL_BINDING, FactKind.SUPERSESSION)
-    return prose_result(request, lambda f: "" if f.kind in dropped else state(f),
+    return _prose(request, lambda f: "" if f.kind in dropped else state(f),
                         self_report=tuple(f.id for f in request.tags))
 
 
@@ -128,19 +157,19 @@ def cuts_tool_pairs(request: CompactionRequest) -> CompactionResult:
     last_result = next((t for t in reversed(request.turns)
                         if t.role is Role.TOOL and not any(lit in t.text for lit in literals)), None)
     kept = (Turn(Role.TOOL, t.text, (), t.tool_call_id),) if (t := last_result) else ()
-    return prose_result(request, kept=kept)
+    return _prose(request, kept=kept)
 
 
 def invents_restriction(request: CompactionRequest) -> CompactionResult:
     """Adds a restriction the user never gave (field reports)."""
-    return prose_result(request, extra="Never modify ops/000_legacy.sql under any circumstances.")
+    return _prose(request, extra="Never modify ops/000_legacy.sql under any circumstances.")
 
 
 def overruns_budget(request: CompactionRequest) -> CompactionResult:
     """Writes a line per turn, whatever the budget: the summary outgrows what it summarizes."""
     lines = [f"Turn {i} ({t.role.value}) said: {t.text} (noted for later)" for i, t in enumerate(request.turns)
              if t.role is not Role.SYSTEM]
-    return prose_result(request, preamble="Notes:\n" + "\n".join(lines))
+    return _prose(request, preamble="Notes:\n" + "\n".join(lines))
 
 
 def bloated_ledger(request: CompactionRequest) -> CompactionResult:
@@ -152,13 +181,13 @@ def bloated_ledger(request: CompactionRequest) -> CompactionResult:
             continue
         ledger.append(LedgerEntry("note", (turn.text,)))
         padding += count_tokens(turn.text) + 4
-    return CompactionResult(prose_result(request).messages, ledger=tuple(ledger))
+    return CompactionResult(_prose(request).messages, ledger=tuple(ledger))
 
 
 def accumulates(request: CompactionRequest) -> CompactionResult:
     """Carries every previous summary forward verbatim and adds to it: grows each round (field reports)."""
     previous = "\n".join(t.text for t in request.turns if t.role is Role.SYSTEM)
-    return prose_result(request, preamble=previous)
+    return _prose(request, preamble=previous)
 
 
 _WEAKENED = {
@@ -171,7 +200,7 @@ _WEAKENED = {
 
 def weakens_requirements(request: CompactionRequest) -> CompactionResult:
     """Keeps every literal, operator and value, but turns requirements into preferences (004: modality lost)."""
-    return prose_result(request, lambda f: _WEAKENED[f.kind](f) if f.kind in _WEAKENED else state(f))
+    return _prose(request, lambda f: _WEAKENED[f.kind](f) if f.kind in _WEAKENED else state(f))
 
 
 _IDENTIFIER = re.compile(r"[\w./:-]*[\d_/][\w./:-]*")
@@ -195,7 +224,7 @@ def remembers_first_word(request: CompactionRequest) -> CompactionResult:
             if fresh and not any(t in seen for t in _IDENTIFIER.findall(sentence)):
                 notes.append(sentence.strip())
             seen.update(_IDENTIFIER.findall(sentence))
-    return prose_result(request, lambda f: "" if f.kind is FactKind.RETRACTION else state(f),
+    return _prose(request, lambda f: "" if f.kind is FactKind.RETRACTION else state(f),
                         preamble="From the log: " + " ".join(notes) if notes else "")
 
 
@@ -214,30 +243,167 @@ def extends_literals(request: CompactionRequest) -> CompactionResult:
         longer = Fact(fact.id, fact.kind, (_longer(fact.literals[0]), *fact.literals[1:]), fact.origin_turn,
                       fact.polarity, fact.fate, fact.details)
         return state(longer)
-    return prose_result(request, render)
+    return _prose(request, render)
 
 
 def restates_threshold(request: CompactionRequest) -> CompactionResult:
     """States each limit right, then again at the end with ten times the number, as a later note would."""
     later = [f"Later note: {f.literals[0]} {f.detail('operator')} {int(f.literals[1]) * 10}."
              for f in request.tags if f.kind is FactKind.THRESHOLD and f.literals[1].isdigit()]
-    return prose_result(request, extra=" ".join(later))
+    return _prose(request, extra=" ".join(later))
 
 
 def lifts_prohibition(request: CompactionRequest) -> CompactionResult:
     """Keeps each prohibition, then adds that it was lifted, which the user never said."""
     lifted = [f"Update: {f.literals[0]} is fine to use now." for f in request.tags if f.kind is FactKind.PROHIBITION]
-    return prose_result(request, extra=" ".join(lifted))
+    return _prose(request, extra=" ".join(lifted))
 
 
 def revives_rejection(request: CompactionRequest) -> CompactionResult:
     """Keeps each rejection, and says the rejected approach became the plan after all."""
-    return prose_result(request, _only(FactKind.NEGATIVE_FACT, lambda f: (
+    return _prose(request, _only(FactKind.NEGATIVE_FACT, lambda f: (
         f"Approach {f.literals[0]} was {f.detail('disposition')} at first, but it is now the chosen approach.")))
 
 
+# -- session mutants: rich protocol 2, broken across rounds -----------------------------------------
+
+def _correct(request: CompactionRequest, render: Renderer = state, *, handles: bool = True,
+             tags: tuple[Fact, ...] | None = None, preamble: str = "",
+             self_report: tuple[str, ...] | None = None) -> CompactionResult:
+    """The correct prose compactor (``prose:summarize``), with the tags it states and how it renders them
+    open to change: obligations in prose, in-flight calls re-attached as structured calls, protocol 2.
+    The self-report lists the tags stated unless given."""
+    tags = request.tags if tags is None else tags
+    stated = dataclasses.replace(request, tags=tags)
+    kept = handle_turn(in_flight_calls(request)) if handles else ()
+    report = tuple(f.id for f in tags) if self_report is None else self_report
+    return with_protocol2(request, prose_result(stated, render, kept=kept, preamble=preamble, self_report=report))
+
+
+_OWN_SUMMARY = re.compile(r"^Summary of \d+ earlier turns \(")
+
+
+def _own_summaries(request: CompactionRequest) -> list[str]:
+    """The texts of this compactor's own earlier summaries in its input (a re-compaction has one)."""
+    return [t.text for t in request.turns if t.role is Role.SYSTEM and _OWN_SUMMARY.match(t.text)]
+
+
+def forgets_on_recompaction(request: CompactionRequest) -> CompactionResult:
+    """Generational loss: correct on a first compaction; re-compacting its own summary, it takes the
+    header of that summary to run one line too far and loses the first obligation it had carried.
+
+    Its handles (the structured calls) are re-attached by their own path, so an in-flight call is
+    never the one lost; the self-report lists what it wrote, so it does not lie about it either.
+    """
+    earlier = _own_summaries(request)
+    if not earlier:
+        return _correct(request)
+    carried_lines = [line for text in earlier for line in text.splitlines()[1:]]
+    lost = next((f for line in carried_lines for f in request.tags
+                 if f.kind is not FactKind.IN_FLIGHT_CALL and state(f) == line), None)
+    return _correct(request, tags=tuple(f for f in request.tags if f is not lost))
+
+
+# The first marker this process ever wrote: a resume pointer cached by the runtime and never refreshed.
+_FIRST_MARKER: dict[str, RecoveryMarker] = {}
+
+
+def stale_marker(request: CompactionRequest) -> CompactionResult:
+    """Remembers the first marker it ever wrote (module-level) and re-emits its tier and node whenever
+    the tier differs from that one: the digest path of a deeper tier reuses the cached resume pointer.
+
+    While the tier never changes it writes the correct marker; after a tightening its marker is at the
+    wrong depth and points at a node the re-compaction invalidated. State kept across calls is how it
+    goes wrong, so it is marked as allowed to vary (``compaction_may_vary``): its one violation is
+    ``marker-depth``, not ``deterministic``.
+    """
+    result = _correct(request)
+    first = _FIRST_MARKER.setdefault("first", result.marker)
+    if first.tier == request.tier:
+        return result
+    stale = RecoveryMarker(first.tier, first.node, result.marker.resolved_calls)
+    return with_protocol2(request, dataclasses.replace(result, marker=None, journal=None, verified=None),
+                          marker=stale)
+
+
+stale_marker.compaction_may_vary = True
+
+
+_DRAFTS = itertools.count(1)
+
+
+def varies(request: CompactionRequest) -> CompactionResult:
+    """Correct content, but each call is a new draft: it stamps the draft (a per-process call counter and
+    the time it was written, as summaries stamped "compacted at ..." do) and lists the obligations starting
+    from a different one each draft, so the same request asked twice gives two different results, in the
+    same process or a restarted one."""
+    draft = next(_DRAFTS)
+    tags = request.tags
+    if tags:
+        k = draft % len(tags)
+        tags = tags[k:] + tags[:k]
+    written = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="microseconds")
+    return _correct(request, tags=tags, preamble=f"(draft {draft}, written {written})")
+
+
+def hash_only_journal(request: CompactionRequest) -> CompactionResult:
+    """A journal that records the hash of what it removed but not the payload: it cannot be rolled back."""
+    result = _correct(request)
+    journal = tuple(JournalEntry(e.start, e.end, e.inserted, None, e.removed_sha256) for e in result.journal)
+    return with_protocol2(request, dataclasses.replace(result, marker=None, journal=None, verified=None),
+                          journal=journal)
+
+
+def drops_gates_late(request: CompactionRequest) -> CompactionResult:
+    """Keeps gating fields and prohibitions on a first compaction, drops them when it re-compacts its own
+    summary ('already enforced earlier'), so a write that comes after is no longer governed."""
+    if not _own_summaries(request):
+        return _correct(request)
+    gates = (FactKind.GATING_FIELD, FactKind.PROHIBITION)
+    return _correct(request, tags=tuple(f for f in request.tags if f.kind not in gates))
+
+
+#: What ``claims_verified`` says it verified: every class it has heard of.
+CLAIMED = ("handle-retained", "handle-carried", "closure", "commitment-retained", "completion-honest",
+           "error-retained", "gating-field-retained", "literal-verbatim", "negation-polarity", "threshold-exact",
+           "supersession", "negative-fact-disposition", "no-invented-obligation", "tool-pairing",
+           "budget-respected", "self-report-honest", "journal-reversible", "marker-depth")
+
+
+def claims_verified(request: CompactionRequest) -> CompactionResult:
+    """Claims every class verified, ``handle-retained`` among them, while dropping in-flight call ids
+    (its self-report, at least, leaves out the calls it no longer names)."""
+    result = _correct(request, _only(FactKind.IN_FLIGHT_CALL,
+                                     lambda f: f"A {f.detail('name')} call was started and is still in flight."),
+                      handles=False,
+                      self_report=tuple(f.id for f in request.tags if f.kind is not FactKind.IN_FLIGHT_CALL))
+    return dataclasses.replace(result, verified=CLAIMED)
+
+
+def handles_in_prose(request: CompactionRequest) -> CompactionResult:
+    """Mentions each in-flight call id only in prose ('call_x is still running'): no structured call,
+    no ledger entry, so the result cannot be re-attached to it; it would have to be reconstructed from prose."""
+    calls = in_flight_calls(request)
+    extra = " ".join(f"{c.id} ({c.name}) is still running." for c in calls
+                     if not any(f.kind is FactKind.IN_FLIGHT_CALL and f.literals[0] == c.id for f in request.tags))
+    result = _correct(request, handles=False)
+    if not extra:
+        return result
+    text = result.messages[0].text + "\n" + extra
+    return with_protocol2(request, dataclasses.replace(result, messages=(Turn(Role.SYSTEM, text),), marker=None,
+                                                       journal=None, verified=None))
+
+
 # session-scope invariant id -> the mutant built to break it
-SESSION_MUTANTS = {"summary-growth": accumulates}
+SESSION_MUTANTS = {
+    "summary-growth": accumulates,
+    "ledger-monotone": forgets_on_recompaction,
+    "marker-depth": stale_marker,
+    "deterministic": varies,
+    "effect-window": drops_gates_late,
+    "consumer-requirements": claims_verified,
+    "handle-carried": handles_in_prose,
+}
 
 # invariant id -> the mutant built to break it
 MUTANTS = {
@@ -259,6 +425,9 @@ MUTANTS = {
     "ledger-budget": bloated_ledger,
     "force-kept": weakens_requirements,
     "dead-obligation": remembers_first_word,
+    # rich protocol 2: judged on one result (its journal against its request), so a compaction-scope
+    # invariant, though its mutant is built like the session ones (``_correct``)
+    "journal-reversible": hash_only_journal,
 }
 
 # More mutants for invariants with several ways to fail: (invariant id, mutant), each caught by its own oracle.
