@@ -6,6 +6,7 @@ made once per process (deterministically) and each input picks one and damages i
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import random
@@ -19,7 +20,9 @@ from harness._base._codec import transcript_to_dict
 from harness._base._compact import request_for
 from harness._base._messages import to_messages
 from harness._base._model import Transcript, Turn
-from harness._base._protocol import CompactionRequest, CompactionResult, LedgerEntry, result_to_dict
+from harness._base._model import Consumer
+from harness._base._protocol import (CompactionRequest, CompactionResult, JournalEntry, LedgerEntry, RecoveryMarker,
+                                     result_to_dict)
 from harness._base._wire import request_to_wire
 
 __all__ = ["transcripts", "transcript_docs", "entry_docs", "request", "result_recipes", "wire_docs"]
@@ -98,7 +101,16 @@ def result_recipes() -> list:
                                    Make("tuple", [_ledger_recipe(e) for e in _ledger(t)]),
                                    Make("tuple", [f.id for f in t.facts])]))
         out.append(result_to_dict(CompactionResult(tuple(kept), tuple(_ledger(t)), tuple(f.id for f in t.facts))))
+        out.append(result_to_dict(_protocol2(t, tuple(kept))))
     return out
+
+
+def _protocol2(t: Transcript, kept: tuple[Turn, ...]) -> CompactionResult:
+    """A rich protocol 2 result: a marker, a journal of one edit (payload and hash) and verified classes."""
+    calls = tuple(c.id for turn in t.turns for c in turn.tool_calls)
+    return CompactionResult(kept, marker=RecoveryMarker(2, f"tier2-{t.seed}", calls[:1]),
+                            journal=(JournalEntry.replacing(t.turns, 0, len(t.turns), kept),),
+                            verified=("journal-reversible", "closure"))
 
 
 def wire_docs() -> list[str]:
@@ -108,6 +120,11 @@ def wire_docs() -> list[str]:
         boundary = max(1, len(t.turns) - 1)
         for protocol in ("messages", "rich"):
             docs.append(request_to_wire(request_for(t, boundary, 300 + i), protocol))
+        tiered = dataclasses.replace(request_for(t, boundary, 300 + i), tier=2,
+                                     consumers=(Consumer("router", ("handle-retained", "closure")),))
+        docs.append(request_to_wire(tiered, "rich"))
+        if i % 2:
+            docs.append(result_to_dict(_protocol2(t, t.turns[-2:])))
         kept = t.turns[-2:]
         answer = result_to_dict(CompactionResult(tuple(kept), tuple(_ledger(t)) if i % 2 else None,
                                                  tuple(f.id for f in t.facts) if i % 3 else None))
