@@ -44,43 +44,27 @@ class _Caught(Exception):
     pass
 
 
-def _examples_to_catch(invariant: str, run_seed: int, limit: int, collateral: collections.Counter) -> int | None:
-    mutant = MUTANTS[invariant]
+def _compaction_ids(mutant, transcript) -> set[str]:
+    """What one compaction at the transcript's first cut point showed."""
+    boundary = transcript.compaction_points[0]
+    result = compact_once(mutant, request_for(transcript, boundary, 1500), protocol="rich")
+    return {f.invariant for f in check(Case(transcript, boundary, 1500, result)).findings}
+
+
+def _examples_to_catch(invariant: str, run_seed: int, limit: int, collateral: collections.Counter, *,
+                       session: bool = False) -> int | None:
+    """Examples of the strategy (``_SESSIONS`` for a session mutant) until the mutant's own invariant shows."""
+    mutant = (SESSION_MUTANTS if session else MUTANTS)[invariant]
     count = 0
 
     @seed(run_seed)
     @settings(max_examples=limit, database=None, deadline=None, phases=[Phase.generate],
               suppress_health_check=list(HealthCheck))
-    @given(_STRATEGY)
+    @given(_SESSIONS if session else _STRATEGY)
     def run(transcript):
         nonlocal count
         count += 1
-        boundary = transcript.compaction_points[0]
-        result = compact_once(mutant, request_for(transcript, boundary, 1500), protocol="rich")
-        ids = {f.invariant for f in check(Case(transcript, boundary, 1500, result)).findings}
-        collateral.update(ids - {invariant})
-        if invariant in ids:
-            raise _Caught
-
-    try:
-        run()
-    except _Caught:
-        return count
-    return None
-
-
-def _session_examples_to_catch(invariant: str, run_seed: int, limit: int, collateral: collections.Counter) -> int | None:
-    mutant = SESSION_MUTANTS[invariant]
-    count = 0
-
-    @seed(run_seed)
-    @settings(max_examples=limit, database=None, deadline=None, phases=[Phase.generate],
-              suppress_health_check=list(HealthCheck))
-    @given(_SESSIONS)
-    def run(transcript):
-        nonlocal count
-        count += 1
-        ids = _session_violations(mutant, transcript)
+        ids = _session_violations(mutant, transcript) if session else _compaction_ids(mutant, transcript)
         collateral.update(ids - {invariant})
         if invariant in ids:
             raise _Caught
@@ -135,7 +119,7 @@ def main() -> None:
         print(_row(invariant, needed, collateral))
     for invariant in [i for i in SESSION_MUTANTS if wanted(i)]:
         collateral = collections.Counter()
-        needed = [_session_examples_to_catch(invariant, s, args.limit, collateral) for s in range(args.runs)]
+        needed = [_examples_to_catch(invariant, s, args.limit, collateral, session=True) for s in range(args.runs)]
         print(_row(f"{invariant} (session)", needed, collateral))
     for name, summarize, protocol in (("ledgered", ledgered.summarize, "rich"), ("prose", prose.summarize, "rich"),
                                       ("identity", identity.summarize, "messages")):
