@@ -814,3 +814,15 @@ def test_fewer_examples_than_asked_is_not_green(tmp_path, monkeypatch):
     data = _report(report)
     assert code == 4 and data["examples_run"] == 2
     assert data["incomplete"] == "Hypothesis generated only 2 of 5 examples"
+
+
+def test_a_warm_cache_still_judges_determinism(tmp_path, capsys):
+    report = tmp_path / "r.json"
+    common = ["run", "--summarizer", "harness.summarizers.mutants:varies", "--only", "deterministic", "--examples", "3",
+              "--max-turns", "60", "--seed", "0", "--cache-dir", str(tmp_path / "cache"), "--report-json", str(report)]
+    assert main([*common, "--trials", "0"]) == 0  # nothing asked twice, and the report says so
+    assert "deterministic was not judged: --trials 0" in capsys.readouterr().out
+    assert main(common) == 1  # the first answers are cached, the second ones are asked now
+    assert main(common) == 1  # both answers cached: judged again, and the only new calls are the failure's trials
+    data = _report(report)
+    assert data["summarizer_calls"] == data["calls"]["asked_again"] == 3

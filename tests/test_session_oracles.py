@@ -129,6 +129,12 @@ def test_journal_that_applies_and_rolls_back_passes():
     assert _journal_findings(two, summary + window[3:]) == ()
 
 
+def test_journal_hashed_another_way_passes_when_its_payload_restores_the_window():
+    # the payload is what rolls back; a team's own hash of it (another serialisation) is not judged
+    window, summary = tuple(_chat(4)), _system("summary")
+    assert _journal_findings((JournalEntry(0, 4, summary, window, "0" * 64),), summary) == ()
+
+
 def test_journal_with_a_hash_and_no_payload_is_caught():
     window, summary = tuple(_chat(4)), _system("summary")
     full = JournalEntry.replacing(window, 0, 4, summary)
@@ -137,7 +143,7 @@ def test_journal_with_a_hash_and_no_payload_is_caught():
     assert "only the hash" in finding.detail and finding.severity is Severity.VIOLATE
 
 
-@pytest.mark.parametrize("how", ["payload differs", "hash differs", "wrong result", "out of range"])
+@pytest.mark.parametrize("how", ["payload differs", "wrong result", "out of range"])
 def test_journal_that_does_not_describe_the_compaction_is_caught(how):
     window, summary = tuple(_chat(4)), _system("summary")
     entry = JournalEntry.replacing(window, 0, 4, summary)
@@ -145,8 +151,6 @@ def test_journal_that_does_not_describe_the_compaction_is_caught(how):
     if how == "payload differs":  # one character of the removed text changed: rollback would restore the wrong bytes
         changed = (Turn(Role.USER, window[0].text + "."), *window[1:])
         entry = JournalEntry(0, 4, summary, changed, entry.removed_sha256)
-    elif how == "hash differs":
-        entry = JournalEntry(0, 4, summary, window, "0" * 64)
     elif how == "wrong result":
         messages = _system("another summary")
     else:
@@ -259,6 +263,22 @@ def test_the_session_judge_hands_consumer_requirements_the_verdicts_of_each_roun
     ev = judge_session(transcript, lambda request: CompactionResult(_system("nothing kept")), budget=1000)
     finding, rnd, boundary, _ = ev.violations[("consumer-requirements", None)]
     assert rnd == 0 and boundary == 4 and "handle-retained was violated" in finding.detail
+
+
+def test_consumer_requirements_runs_the_per_result_oracles_it_relies_on_even_when_only_it_is_selected():
+    transcript, _ = _call_across_rounds()
+    claims = CompactionResult(_system("nothing kept"), verified=("handle-retained",))
+    ev = judge_session(transcript, lambda request: claims, budget=1000, oracles=select(only=["consumer-requirements"]))
+    assert list(ev.violations) == [("consumer-requirements", None)]  # handle-retained judged, not reported
+    assert "claims it verified handle-retained" in ev.violations[("consumer-requirements", None)][0].detail
+
+
+def test_a_degraded_class_is_not_verified_for_a_consumer():
+    transcript = Transcript(tuple(_chat(6)), (), (3,), consumers=(Consumer("auditor", ("ledger-budget",)),))
+    bloated = CompactionResult(_system("s"), ledger=tuple(LedgerEntry("note", (f"item-{i}",)) for i in range(60)))
+    ev = judge_session(transcript, lambda request: bloated, budget=200)
+    assert "ledger-budget" in ev.degradations
+    assert "auditor" in ev.violations[("consumer-requirements", None)][0].detail
 
 
 def test_tightenings_lower_the_budget_and_deepen_the_tier():

@@ -370,7 +370,7 @@ def test_every_fate_a_kind_allows_is_written_as_its_definition_says(kind):
     definition = kind_def(kind)
     seen = set()
 
-    @settings(max_examples=60, deadline=None, database=None)
+    @settings(max_examples=150, deadline=None, database=None)
     @given(skeletons(facts=facts(kinds=[kind, FactKind.RETRACTION, FactKind.SUPERSESSION]), max_facts=1, max_turns=80))
     def check(skeleton):
         transcript = expand(skeleton)

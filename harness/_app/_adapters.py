@@ -50,6 +50,10 @@ ADAPTERS: dict[str, type] = {
 }
 
 
+#: What a request's cache key is suffixed with for its second answer (``ask_fresh``).
+_AGAIN = "/again"
+
+
 def adapter_for(spec: str, isolation: str = "process") -> type:
     """The adapter class a spec names."""
     for prefix, cls in ADAPTERS.items():
@@ -126,7 +130,6 @@ class Summarizer:
             Redactor.from_environ(extra_names=(api_key_env,) if api_key_env else ())
         self.stats = CallStats()
         self._inflight: dict[str, threading.Event] = {}  # requests being asked now, by cache key
-        self._asked: set[str] = set()  # keys of the requests this run asked (not answered by an earlier run's cache)
         self._local = threading.local()  # calls made by this thread (an example's own, under --jobs)
         self._setup = Setup(protocol=protocol, recorded_protocol=recorded_protocol, max_result_chars=max_result_chars,
                             redactor=self.redactor, load_timeout=load_timeout, extend=tuple(extend),
@@ -197,7 +200,6 @@ class Summarizer:
                 cached = self._ask(request)
                 with self._lock:  # timeouts and crashes may be transient: remember them for this run only
                     self.cache.put(key, cached, persist="infra_error" not in cached)
-                    self._asked.add(key)
             finally:
                 with self._lock:
                     self._inflight.pop(key).set()
@@ -233,43 +235,42 @@ class Summarizer:
                 self.cache.put(key, fresh, persist="infra_error" not in fresh)
         return _result(fresh)
 
-    def ask_fresh(self, requests: Sequence[CompactionRequest], *, only_asked: bool = False
-                  ) -> list[CompactionResult | None]:
-        """Each request asked again by a newly started adapter instance (a new worker process, or a new
-        ``cmd:`` process), the cache bypassed and left as it was: a summarizer whose answer depends on
-        its process (a call counter, hash order, the clock at start) shows it. None where it failed, or
-        (``only_asked``) where the first answer came from an earlier run's cache: unchanged code costs nothing."""
-        if only_asked:
-            with self._lock:
-                wanted = [self.key(r) in self._asked for r in requests]
-        else:
-            wanted = [True] * len(requests)
-        if not any(wanted):
-            return [None] * len(requests)
-        transport = self._new_transport()
+    def ask_fresh(self, requests: Sequence[CompactionRequest]) -> list[CompactionResult | None]:
+        """Each request's second answer, asked of a newly started adapter instance (a new worker process,
+        or a new ``cmd:`` process) with the first answer's cache bypassed: a summarizer whose answer
+        depends on its process (a call counter, hash order, the clock at start) shows it. The second
+        answer is cached apart from the first, so running unchanged code again re-judges determinism
+        from the cache at no cost. None where the summarizer failed to answer."""
         out: list[CompactionResult | None] = []
+        transport = None
         try:
-            try:
-                transport.load()
-            except (SpecError, InfraError):
-                return [None] * len(requests)  # it loaded once already: a second load failing is not this check's
-            for request, ask in zip(requests, wanted):
-                if not ask:
-                    out.append(None)
-                    continue
-                fresh = self._ask(request, transport)
+            for request in requests:
+                key = self.key(request) + _AGAIN
                 with self._lock:
-                    self.stats.asked_again += 1
-                    before = self.cache.get(self.key(request), count=False)
-                    if before is not None and "infra_error" not in before and "infra_error" not in fresh:
-                        self.stats.reasked += 1
-                        self.stats.answered_differently += before != fresh
+                    fresh = self.cache.get(key)
+                if fresh is None:
+                    if transport is None:
+                        transport = self._new_transport()
+                        try:
+                            transport.load()
+                        except (SpecError, InfraError) as exc:  # it loaded once: say so, never skip silently
+                            raise InfraError("exception", f"a second instance of the summarizer, started to "
+                                                          f"ask requests again, failed to load: {exc}") from None
+                    fresh = self._ask(request, transport)
+                    with self._lock:
+                        self.cache.put(key, fresh, persist="infra_error" not in fresh)
+                        self.stats.asked_again += 1
+                        before = self.cache.get(self.key(request), count=False)
+                        if before is not None and "infra_error" not in before and "infra_error" not in fresh:
+                            self.stats.reasked += 1
+                            self.stats.answered_differently += before != fresh
                 out.append(None if "infra_error" in fresh else result_from_dict(fresh))
         finally:
-            with self._lock:
-                if transport in self._made:
-                    self._made.remove(transport)
-            transport.close()
+            if transport is not None:
+                with self._lock:
+                    if transport in self._made:
+                        self._made.remove(transport)
+                transport.close()
         return out
 
     def _ask(self, request: CompactionRequest, transport: Transport | None = None) -> dict[str, Any]:

@@ -39,6 +39,7 @@ from harness._app._corpus import CorpusEntry, entry_name, entry_to_dict, now
 from harness._app._fuzz_process import FuzzProcess, crash_report, why_it_ended
 from harness._app._progress import Progress
 from harness._app._runner import Failure, InfraFailure, RunConfig, RunResult, dense_skeletons, shrink_transcripts
+from oracles import select
 from harness import __version__
 
 __all__ = ["FuzzConfig", "FuzzStats", "FuzzResult", "fuzz", "merge_inputs", "fuzz_directory", "fuzz_strategy",
@@ -291,8 +292,17 @@ def fuzz(config: FuzzConfig, *, on_failure=None) -> FuzzResult:
                                  incomplete=_incomplete(session, stats, found, result, infra),
                                  infra_errors=tuple(infra) + result.infra_errors,
                                  first_failure_calls=stats.first_failure_calls,
-                                 summarizer_calls=stats.calls + result.summarizer_calls)
+                                 summarizer_calls=stats.calls + result.summarizer_calls,
+                                 warnings=result.warnings + _unjudged(run_config))
     return FuzzResult(stats, result)
+
+
+def _unjudged(config: RunConfig) -> tuple[str, ...]:
+    """What fuzzing never judges, said in the report rather than left to look like a pass."""
+    if "deterministic" not in {o.id for o in select(only=config.only, skip=config.skip)}:
+        return ()
+    return ("deterministic is not judged while fuzzing (each input is asked once, in the fuzzing process); "
+            "`compaction-harness run` asks requests again in a restarted worker",)
 
 
 def _incomplete(session: _Session, stats: FuzzStats, found: list[dict], result: RunResult,

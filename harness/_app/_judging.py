@@ -78,22 +78,32 @@ def judge_session(transcript: Transcript, summarize: Callable[[CompactionRequest
     that violation: the rounds after it cost calls and judging and cannot undo it.
     With ``ask_again`` (and the ``deterministic`` oracle selected), every round's
     request is asked a second time once the session is over; ``may_vary`` makes
-    a different answer a note instead of a violation.
+    a different answer a note instead of a violation. ``consumer-requirements``
+    judges what the per-result oracles verified, so when it is selected every
+    registered per-result oracle judges each round; only the selected ones' own
+    findings are reported.
     """
     chosen = tuple(select() if oracles is None else oracles)
     ev = Evaluation()
     session = SessionConfig(budget=budget, trigger=trigger, count_tokens=count_tokens)
     session_scope = {o.id for o in chosen if o.scope == "session"}
-    compaction_scope = frozenset(o.id for o in chosen if o.scope == "compaction")
+    reported = {o.id for o in chosen}
+    verifiers = chosen
+    if "consumer-requirements" in session_scope:
+        verifiers = chosen + tuple(o for o in select() if o.scope == "compaction" and o.id not in reported)
+    compaction_scope = frozenset(o.id for o in verifiers if o.scope == "compaction")
     early = until is not None and until[0] not in session_scope
     rounds = []
     verified: dict[int, frozenset[str]] = {}
 
     def judge(rnd) -> bool:
         verdict = check(Case(transcript, rnd.boundary, rnd.request.budget, rnd.result, rules=rules,
-                             count_tokens=count_tokens, request=rnd.request), chosen)
-        verified[rnd.index] = compaction_scope - {f.invariant for f in verdict.violations}
+                             count_tokens=count_tokens, request=rnd.request), verifiers)
+        # Verified means the oracle found nothing at all: a degrade says the class does not fully hold.
+        verified[rnd.index] = compaction_scope - {f.invariant for f in verdict.findings}
         for finding in verdict.findings:
+            if finding.invariant not in reported:
+                continue
             if finding.severity.value == "degrade":
                 ev.degradations.append(finding.invariant)
                 continue
@@ -124,6 +134,8 @@ def judge_session(transcript: Transcript, summarize: Callable[[CompactionRequest
             again = tuple(ask_again([r.request for r in rounds]))
         except StopJudging:
             ev.stopped = True
+        except InfraError as exc:  # the second instance could not be started: a summarizer failure, reported
+            ev.infra = ev.infra or exc
     session_case = SessionCase(transcript, budget, tuple((r.boundary, r.result) for r in rounds), count_tokens,
                                requests=tuple(r.request for r in rounds), checked=compaction_scope,
                                verified=tuple(verified[r.index] for r in rounds), again=again, may_vary=may_vary,

@@ -59,7 +59,7 @@ def replay_entry(path: Path, entry: CorpusEntry, summarizer: Summarizer, config:
                                                      f"harness: nothing was judged")
     if entry.flaky and config.trials:
         return _replay_trials(path, entry, summarizer, config)
-    ev = evaluate(entry.transcript, summarizer, config, _oracles_for(entry.invariant), **_asking(entry, summarizer))
+    ev = evaluate(entry.transcript, summarizer, config, select(only=[entry.invariant]), **_asking(entry, summarizer))
     if entry.key in ev.violations:  # a violation counts even if the summarizer failed in a later round
         return ReplayOutcome(path, entry, "failing", ev.violations[entry.key][0].detail)
     if ev.infra is not None:
@@ -74,7 +74,7 @@ def _replay_trials(path: Path, entry: CorpusEntry, summarizer: Summarizer, confi
     failed = done = 0
     detail, infra = "", None
     for _ in range(config.trials):
-        ev = evaluate(entry.transcript, summarizer.ask_again, config, _oracles_for(entry.invariant), until=entry.key,
+        ev = evaluate(entry.transcript, summarizer.ask_again, config, select(only=[entry.invariant]), until=entry.key,
                       **_asking(entry, summarizer))
         done += 1
         if entry.key in ev.violations:
@@ -89,14 +89,6 @@ def _replay_trials(path: Path, entry: CorpusEntry, summarizer: Summarizer, confi
         return ReplayOutcome(path, entry, "infra", f"{infra.kind}: {infra.message}", (0, done))
     return ReplayOutcome(path, entry, "not-reproduced", f"not reproduced in {done} trials ({saved}: not proof "
                                                         f"of a fix)", (0, done))
-
-
-def _oracles_for(invariant: str):
-    """The entry's own oracle; ``consumer-requirements`` also needs the verdicts of every per-result
-    oracle, since what it checks is what they verified."""
-    if invariant == "consumer-requirements":
-        return select(only=[invariant, *(o.id for o in select() if o.scope == "compaction")])
-    return select(only=[invariant])
 
 
 def _asking(entry: CorpusEntry, summarizer: Summarizer) -> dict:

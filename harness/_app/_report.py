@@ -40,6 +40,11 @@ def reproduce_command(result: RunResult, *, only: str | None = None, transcript_
             parts += [option, value]
     if c.background and transcript_file is None:
         parts += ["--background", c.background]
+    if transcript_file is None:  # a transcript file carries its own consumers
+        for consumer in c.consumers:
+            parts += ["--consumer", f"{consumer.name}={','.join(consumer.requires)}"]
+    if c.may_vary:
+        parts.append("--may-vary")
     if c.token_counter:
         parts += ["--token-counter", c.token_counter]
     for module in c.extend:

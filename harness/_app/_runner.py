@@ -68,7 +68,7 @@ DEFAULT_RETRIES = 4
 #: shrinking spends what is left, shared equally, once 2 calls per trial are set aside).
 SHRINK_RESERVE = 40
 #: Sessions whose every request is asked again (in a restarted worker, the cache bypassed) to notice a
-#: non-deterministic summarizer (the ``deterministic`` oracle): the first ones explored.
+#: non-deterministic summarizer (the ``deterministic`` oracle), spread over the run (``probed``).
 DETERMINISM_PROBES = 3
 #: With --database, the share of a failure's shrink calls the skeleton pass may spend: the rest is kept for ddmin,
 #: which removes single turns (a skeleton never shrinks below the strategy's min_turns).
@@ -228,6 +228,13 @@ def kind_warnings(oracles) -> tuple[str, ...]:
     return tuple(out)
 
 
+def _unprobed(config: RunConfig, chosen) -> tuple[str, ...]:
+    """``deterministic`` selected but nothing asked twice: said, never a silent pass."""
+    if config.trials or "deterministic" not in {o.id for o in chosen}:
+        return ()
+    return ("deterministic was not judged: --trials 0 asks no request twice",)
+
+
 def evaluate(transcript: Transcript, summarize: Callable[[CompactionRequest], CompactionResult], config: RunConfig,
              chosen, *, until: tuple[str, str | None] | None = None, ask_again=None,
              may_vary: bool = False) -> Evaluation:
@@ -252,13 +259,18 @@ def check_consumers(consumers: tuple[Consumer, ...]) -> None:
 
 
 def asker(summarizer: Summarizer, budget: _Budget):
-    """What ``judge_session`` asks a session's requests again with: a restarted worker, within the budget;
-    only requests this run asked (an answer from an earlier run's cache was checked by that run)."""
+    """What ``judge_session`` asks a session's requests again with: a restarted worker, within the budget."""
     def ask(requests):
         if budget.check() is not None:
             raise StopJudging
-        return summarizer.ask_fresh(requests, only_asked=True)
+        return summarizer.ask_fresh(requests)
     return ask
+
+
+def probed(examples: int) -> frozenset[int]:
+    """The examples whose every request is asked again (``deterministic``): ``DETERMINISM_PROBES`` spread
+    over the run, so the long transcripts of its later stage are probed too, not only the first, short ones."""
+    return frozenset(i * examples // DETERMINISM_PROBES for i in range(min(examples, DETERMINISM_PROBES)))
 
 
 @functools.lru_cache(maxsize=8)
@@ -664,6 +676,7 @@ def run(config: RunConfig, *, on_failure: Callable[[Failure, str], None] | None 
         budget = _Budget(config, summarizer)
         summarize = budget.metered(summarizer)
         again = asker(summarizer, budget) if config.trials else None
+        probes = probed(config.examples)
 
         explored_calls = [0]  # fresh calls of the examples recorded so far, in generation order
 
@@ -672,7 +685,7 @@ def run(config: RunConfig, *, on_failure: Callable[[Failure, str], None] | None 
             transcript = expand(skeleton)
             before = summarizer.calls_in_this_thread()
             ev = evaluate(transcript, summarize, config, chosen, may_vary=summarizer.may_vary,
-                          ask_again=again if index < DETERMINISM_PROBES else None)
+                          ask_again=again if index in probes else None)
             return transcript, ev, summarizer.calls_in_this_thread() - before
 
         def record(transcript: Transcript, ev: Evaluation, calls: int) -> bool:
@@ -752,7 +765,8 @@ def run(config: RunConfig, *, on_failure: Callable[[Failure, str], None] | None 
 
     return RunResult(config, run_seed, summarizer.protocol, len(turns), summarizer.calls, summarizer.cache.hits,
                      tuple(failures), degradations, tuple(infra), tuple(turns), incomplete,
-                     tuple(summarizer.cache.discarded), kind_warnings(chosen), first_failure_calls[0],
+                     tuple(summarizer.cache.discarded), kind_warnings(chosen) + _unprobed(config, chosen),
+                     first_failure_calls[0],
                      summarizer.stats, budget.cap_reached)
 
 

@@ -170,9 +170,15 @@ class Shrinker:
 
     def _cut_after_failure(self) -> None:
         """Turns after the round that showed the violation cannot matter to it: every request up to
-        that round is unchanged, so this check is answered from the call cache."""
-        boundary = self.violation[2]
-        if boundary is not None and boundary < len(self.transcript.turns):
+        that round is unchanged, so this check is answered from the call cache. A finding about a tool
+        call (an effect that ran after that round, a call whose result arrives later) keeps the call
+        and its answer too."""
+        finding, _, boundary, _ = self.violation
+        if boundary is None:
+            return
+        if finding.call_id is not None:
+            boundary = max([boundary, *(i + 1 for i in call_turns(self.transcript, finding.call_id))])
+        if boundary < len(self.transcript.turns):
             self.still_fails(prefix(self.transcript, boundary))
 
     def _from_failing_request(self) -> None:
