@@ -10,6 +10,7 @@ from harness import Role, Transcript, Turn
 from harness._base._model import Consumer, Effect, Fact, FactKind, Fate, Polarity, Status, ToolCall, Tightening
 from harness._base._protocol import CompactionRequest, CompactionResult, JournalEntry, LedgerEntry, RecoveryMarker
 from harness._app._judging import judge_session
+from harness._base._errors import InfraError
 from oracles import Case, SessionCase, Severity, check, check_session, select
 
 BUCKET = "s3://acme-stage-07/"
@@ -291,3 +292,28 @@ def test_tightenings_lower_the_budget_and_deepen_the_tier():
 
     judge_session(transcript, summarize, budget=1000)
     assert seen == [(1000, 1), (500, 2), (500, 2)]
+
+
+def test_a_second_answer_that_fails_is_the_summarizers_failure_never_a_skipped_check():
+    transcript = Transcript(tuple(_chat(6)), (), (3,))
+    calls = []
+
+    def summarize(request):
+        calls.append(request)
+        if len(calls) > 1:
+            raise InfraError("exception", "the summarizer raised RuntimeError: second time")
+        return CompactionResult(_system("summary"))
+
+    ev = judge_session(transcript, summarize, budget=1000, ask_again=lambda requests: [summarize(r) for r in requests])
+    assert ev.infra is not None and "second time" in ev.infra.message and not ev.violations
+
+
+def test_a_request_on_the_wire_names_duplicate_consumers():
+    from harness._base._errors import SchemaError
+    from harness._base._wire import request_from_wire, request_to_wire
+    request = CompactionRequest(tuple(_chat(1)), 100, (), 2, (Consumer("a", ("closure",)),))
+    data = request_to_wire(request, "rich")
+    assert request_from_wire(data)[0] == request
+    data["consumers"] = data["consumers"] * 2
+    with pytest.raises(SchemaError, match="consumers"):
+        request_from_wire(data)

@@ -240,7 +240,7 @@ class Summarizer:
         or a new ``cmd:`` process) with the first answer's cache bypassed: a summarizer whose answer
         depends on its process (a call counter, hash order, the clock at start) shows it. The second
         answer is cached apart from the first, so running unchanged code again re-judges determinism
-        from the cache at no cost. None where the summarizer failed to answer."""
+        from the cache at no cost. A second answer that fails raises its ``InfraError``."""
         out: list[CompactionResult | None] = []
         transport = None
         try:
@@ -264,7 +264,7 @@ class Summarizer:
                         if before is not None and "infra_error" not in before and "infra_error" not in fresh:
                             self.stats.reasked += 1
                             self.stats.answered_differently += before != fresh
-                out.append(None if "infra_error" in fresh else result_from_dict(fresh))
+                out.append(_result(fresh))  # a second answer that fails is a summarizer failure, reported
         finally:
             if transport is not None:
                 with self._lock:

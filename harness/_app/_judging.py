@@ -59,8 +59,8 @@ class Evaluation:
         return lines
 
 
-#: Asks a session's requests again (the cache bypassed, in a restarted worker): one result per request,
-#: None where the summarizer failed to answer.
+#: Asks a session's requests again (the cache bypassed, in a restarted worker): one result per request
+#: (None: not asked), or ``InfraError`` when the summarizer failed to answer.
 AskAgain = Callable[[Sequence[CompactionRequest]], Sequence[CompactionResult | None]]
 
 
@@ -134,7 +134,7 @@ def judge_session(transcript: Transcript, summarize: Callable[[CompactionRequest
             again = tuple(ask_again([r.request for r in rounds]))
         except StopJudging:
             ev.stopped = True
-        except InfraError as exc:  # the second instance could not be started: a summarizer failure, reported
+        except InfraError as exc:  # a second answer that failed, or a second instance that did not start: reported
             ev.infra = ev.infra or exc
     session_case = SessionCase(transcript, budget, tuple((r.boundary, r.result) for r in rounds), count_tokens,
                                requests=tuple(r.request for r in rounds), checked=compaction_scope,

@@ -74,6 +74,9 @@ def request_from_wire(data: Any, *, source: str = "<request>") -> tuple[Compacti
     tags = tuple(fact_from_dict(f, source=source) for f in r.list("tags", default=[]))
     consumers = tuple(c.wrap(Consumer, c.str("name", nonempty=True), c.str_list("requires", nonempty_items=True))
                       for c in r.children("consumers", default=[]))
+    names = [c.name for c in consumers]
+    if len(set(names)) != len(names):
+        r.fail("consumers", "consumers with distinct names", names)
     return CompactionRequest(turns, r.int("budget", minimum=1), tags, r.int("tier", default=1, minimum=1),
                              consumers), protocol
 
