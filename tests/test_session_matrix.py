@@ -16,7 +16,7 @@ from harness._app._runner import RunConfig, run
 from harness._base._model import Consumer
 from harness.summarizers import ledgered, prose
 from harness.summarizers.mutants import MUTANTS, SESSION_MUTANTS
-from oracles import registered, select
+from oracles import registered
 from strategies import transcripts
 
 BUDGET = 1500
