@@ -16,6 +16,7 @@ from harness._base._model import Transcript, Turn
 from harness._base._protocol import CompactionRequest, CompactionResult, result_to_dict
 from harness._base._tokens import TokenCounter, count_tokens
 from harness._app._session import SessionConfig, run_session
+from harness._app._survival import RoundTally, session_survival
 from oracles import DEFAULT_RULES, Case, Finding, Oracle, ProseRules, SessionCase, check, check_session, select
 
 __all__ = ["StopJudging", "Violation", "Evaluation", "judge_session"]
@@ -47,6 +48,9 @@ class Evaluation:
     stopped: bool = False  # StopJudging ended the session before its end
     # Per violation, the messages the round that showed it was given (its carried context and new turns).
     contexts: dict[tuple[str, str | None], tuple[Turn, ...]] = field(default_factory=dict)
+    # Per round, per fact kind: live obligations kept, bent, lost (``harness._app._survival``); not computed
+    # when judging stops at a given violation (``until``).
+    survival: tuple[RoundTally, ...] = ()
 
     def describe(self) -> list[str]:
         """One readable line per violation."""
@@ -95,6 +99,13 @@ def judge_session(transcript: Transcript, summarize: Callable[[CompactionRequest
     early = until is not None and until[0] not in session_scope
     rounds = []
     verified: dict[int, frozenset[str]] = {}
+    marks: dict[int, dict[str, str]] = {}  # round -> fact id -> "lost" | "bent", for the survival counts
+
+    def mark(index: int, finding: Finding) -> None:
+        if finding.fact_id is not None:
+            held = marks.setdefault(index, {})
+            held[finding.fact_id] = "lost" if finding.severity.value == "violate" else \
+                held.get(finding.fact_id, "bent")
 
     def judge(rnd) -> bool:
         verdict = check(Case(transcript, rnd.boundary, rnd.request.budget, rnd.result, rules=rules,
@@ -104,6 +115,7 @@ def judge_session(transcript: Transcript, summarize: Callable[[CompactionRequest
         for finding in verdict.findings:
             if finding.invariant not in reported:
                 continue
+            mark(rnd.index, finding)
             if finding.severity.value == "degrade":
                 ev.degradations.append(finding.invariant)
                 continue
@@ -141,6 +153,8 @@ def judge_session(transcript: Transcript, summarize: Callable[[CompactionRequest
                                verified=tuple(verified[r.index] for r in rounds), again=again, may_vary=may_vary,
                                rules=rules)
     for finding in check_session(session_case, chosen):
+        if finding.round is not None and 0 <= finding.round < len(rounds):
+            mark(finding.round, finding)
         if finding.severity.value == "degrade":
             ev.degradations.append(finding.invariant)
             continue
@@ -153,4 +167,5 @@ def judge_session(transcript: Transcript, summarize: Callable[[CompactionRequest
         else:
             ev.violations[key] = (finding, rnd.index, rnd.boundary, result_to_dict(rnd.result))
             ev.contexts[key] = rnd.request.turns
+    ev.survival = session_survival(transcript, ev.boundaries, marks, frozenset(reported))
     return ev

@@ -38,6 +38,7 @@ from harness._app._loading import load_callable, load_rules
 from harness._app._shrinking import Shrinker
 from harness._app._progress import Progress
 from harness._app._redact import Redactor
+from harness._app._survival import Survival
 from harness._app._worker import DEFAULT_LOAD_TIMEOUT
 from oracles import DEFAULT_RULES, ProseRules, registered, select
 from harness._base._kinds import defined_kinds
@@ -193,6 +194,7 @@ class RunResult:
     # By failure key, a file holding its minimal transcript, which its reproduce line names (fuzz: a fuzzing
     # session cannot be replayed from a seed, the file can).
     reproduce_files: dict[tuple[str, str | None], str] = field(default_factory=dict)
+    survival: Survival = field(default_factory=Survival)  # per round and fact kind, over the sessions explored
 
     @property
     def nondeterministic(self) -> bool:
@@ -664,6 +666,7 @@ def run(config: RunConfig, *, on_failure: Callable[[Failure, str], None] | None 
     degradations: dict[str, int] = {}
     turns: list[int] = []
     rounds = [0]
+    survival = [Survival()]
     first_failure_calls: list[int | None] = [None]
     background = load_background(config.background) if config.background else None  # bad logs fail before any call
     strategy = _skeletons(config, background)
@@ -700,6 +703,7 @@ def run(config: RunConfig, *, on_failure: Callable[[Failure, str], None] | None 
                 return True
             turns.append(len(transcript.turns))
             rounds[0] += len(ev.boundaries)
+            survival[0] = survival[0].add(ev.survival)
             for inv in ev.degradations:
                 degradations[inv] = degradations.get(inv, 0) + 1
             if ev.infra is not None:
@@ -767,7 +771,7 @@ def run(config: RunConfig, *, on_failure: Callable[[Failure, str], None] | None 
                      tuple(failures), degradations, tuple(infra), tuple(turns), incomplete,
                      tuple(summarizer.cache.discarded), kind_warnings(chosen) + _unprobed(config, chosen),
                      first_failure_calls[0],
-                     summarizer.stats, budget.cap_reached)
+                     summarizer.stats, budget.cap_reached, survival=survival[0])
 
 
 def shrink_transcript(transcript: Transcript, config: RunConfig, *,
@@ -789,6 +793,7 @@ def shrink_transcripts(transcripts: tuple[Transcript, ...], config: RunConfig, *
     first_seen: dict[tuple[str, str | None], tuple[Transcript, Violation]] = {}
     infra: list[InfraFailure] = []
     judged, stopped, compacted = 0, False, False
+    survival = Survival()
     with open_summarizer(config) as summarizer:
         budget = _Budget(config, summarizer)
         again = asker(summarizer, budget) if config.trials else None
@@ -805,6 +810,7 @@ def shrink_transcripts(transcripts: tuple[Transcript, ...], config: RunConfig, *
                 stopped = True
                 break
             judged += 1
+            survival = survival.add(ev.survival)
             compacted = compacted or bool(ev.boundaries)
             if ev.infra is not None:
                 infra.append(InfraFailure(ev.infra.kind, ev.infra.message, n, ev.infra.output))
@@ -827,7 +833,7 @@ def shrink_transcripts(transcripts: tuple[Transcript, ...], config: RunConfig, *
     return RunResult(config, config.seed or 0, summarizer.protocol, judged, summarizer.calls,
                      summarizer.cache.hits, tuple(failures), {}, tuple(infra),
                      tuple(len(t.turns) for t in transcripts[:judged]), incomplete,
-                     tuple(summarizer.cache.discarded), stats=summarizer.stats)
+                     tuple(summarizer.cache.discarded), stats=summarizer.stats, survival=survival)
 
 
 def turn_stats(turns: tuple[int, ...]) -> str:
