@@ -36,8 +36,11 @@ from harness._app._redact import Redactor
 from harness._app._worker import DEFAULT_LOAD_TIMEOUT
 from harness._app._fuzzing import DEFAULT_FUZZ_MAX_TURNS, DEFAULT_FUZZ_TIME, FuzzConfig, fuzz, merge_inputs
 from harness._app._replay import replay_corpus
-from harness._app._report import (audit_report, fuzz_report_dict, printable, render_fuzz_text, render_text,
-                                  write_json)
+from harness._app._compare import compare, comparison_dict, render_comparison_text
+from harness._app._html_report import comparison_html, read_report, render_html
+from harness._app._junit import compare_junit, replay_junit, run_junit
+from harness._app._survival_chart import DEFAULT_THRESHOLD
+from harness._app._report import audit_report, fuzz_report_dict, printable, render_fuzz_text, render_text, report_dict
 from harness._app._openai_adapter import API_KEY_ENV, OPENAI_BASE_URL
 from harness._app._runner import (DEFAULT_BUDGET, DEFAULT_RETRIES, DEFAULT_SHRINK_CALLS, DEFAULT_TRIALS, RunConfig,
                                   RunResult, checked_counter, run, shrink_transcript)
@@ -149,12 +152,39 @@ def _add_call_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--quiet", action="store_true", help="no progress output (for CI logs)")
 
 
-def _add_summarizer_options(p: argparse.ArgumentParser, *, required: bool,
+def _share(text: str) -> float:
+    """``--survival-threshold``: a share in (0, 1], or a percentage such as 90%."""
+    try:
+        value = float(text[:-1]) / 100 if text.endswith("%") else float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--survival-threshold expects a share such as 0.9 or 90%, got {text!r}") from None
+    if not 0 < value <= 1:
+        raise argparse.ArgumentTypeError(f"--survival-threshold expects a share in (0, 1] (or 1% to 100%), got {text}")
+    return value
+
+
+def _add_report_options(p: argparse.ArgumentParser, *, json_help: str = "write the full report as JSON") -> None:
+    p.add_argument("--report-json", metavar="FILE", help=json_help)
+    p.add_argument("--report-html", metavar="FILE",
+                   help="write a self-contained HTML report: minimal failures with the obligation highlighted, "
+                        "survival curves per fact kind, summarizer failures")
+    p.add_argument("--junit-xml", metavar="FILE", help="write JUnit XML (one test case per oracle) for CI systems")
+    p.add_argument("--survival-threshold", type=_share, default=DEFAULT_THRESHOLD, metavar="SHARE",
+                   help=f"the HTML report marks the first round a kind's share kept falls below this "
+                        f"(default {DEFAULT_THRESHOLD:.0%})")
+
+
+def _add_summarizer_options(p: argparse.ArgumentParser, *, required: bool, many: bool = False,
                             max_time_help: str = "stop after this long and report what was found (exit 4 if "
                                                  "examples were left unjudged)") -> None:
-    p.add_argument("--summarizer", required=required, default=None if required else DEFAULT_SUMMARIZER,
-                   metavar="SPEC", help="module:function or path/to/file.py:function"
-                   + ("" if required else f" (default: the bundled example, {DEFAULT_SUMMARIZER})"))
+    if many:
+        p.add_argument("--summarizer", required=True, action="append", metavar="SPEC",
+                       help="module:function, path/to/file.py:function, openai:MODEL, http://... or cmd:...; give it "
+                            "two or more times: the first is the baseline the others are compared with")
+    else:
+        p.add_argument("--summarizer", required=required, default=None if required else DEFAULT_SUMMARIZER,
+                       metavar="SPEC", help="module:function or path/to/file.py:function"
+                       + ("" if required else f" (default: the bundled example, {DEFAULT_SUMMARIZER})"))
     _add_call_options(p)
     p.add_argument("--budget", type=_whole_number("--budget"), default=None, metavar="TOKENS",
                    help="token budget of the context; compaction fires at 80%% of it (default 2000; for shrink "
@@ -175,7 +205,7 @@ def _add_summarizer_options(p: argparse.ArgumentParser, *, required: bool,
     p.add_argument("--max-tokens", type=_whole_number("--max-tokens"), default=None, metavar="N",
                    help="prompt + completion tokens the whole run may spend (summarizers that report usage: openai, "
                         "or an http/cmd answer's 'usage')")
-    p.add_argument("--report-json", metavar="FILE", help="write the full report as JSON")
+    _add_report_options(p)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -239,7 +269,31 @@ def _parser() -> argparse.ArgumentParser:
     replay.add_argument("--summarizer", required=True, metavar="SPEC")
     replay.add_argument("--allow-empty", action="store_true",
                         help="exit 0 on a corpus with no entries (by default that is exit 2: a wrong directory)")
+    replay.add_argument("--junit-xml", metavar="FILE", help="write JUnit XML (one test case per corpus entry)")
     _add_call_options(replay)
+
+    comparing = sub.add_parser("compare", help="run two or more summarizers on the same transcripts (and corpus): "
+                                               "what is new and fixed against the first; exit 1 on a new failure")
+    _add_summarizer_options(comparing, required=True, many=True)
+    comparing.add_argument("--examples", type=_whole_number("--examples"), default=50, metavar="N",
+                           help="transcripts to generate, the same for every summarizer (default 50)")
+    comparing.add_argument("--seed", type=_whole_number("--seed", minimum=0), default=None, metavar="S",
+                           help="seed, shared by every summarizer (default: random, printed)")
+    comparing.add_argument("--max-turns", type=_whole_number("--max-turns"), default=400, metavar="T",
+                           help="longest transcript to generate (default 400)")
+    comparing.add_argument("--jobs", type=_whole_number("--jobs"), default=1, metavar="K",
+                           help="judge up to K sessions at once per summarizer (default 1)")
+    comparing.add_argument("--corpus", metavar="DIR", help="also replay this corpus with every summarizer")
+
+    rendering = sub.add_parser("report", help="render saved JSON reports (--report-json) as one HTML page")
+    rendering.add_argument("files", nargs="+", metavar="JSON", help="reports written by --report-json, oldest first")
+    rendering.add_argument("-o", "--output", required=True, metavar="FILE", help="the HTML file to write")
+    rendering.add_argument("--title", default=None, metavar="TEXT", help="the page's heading")
+    rendering.add_argument("--survival-threshold", type=_share, default=DEFAULT_THRESHOLD, metavar="SHARE",
+                           help=f"mark the first round a kind's share kept falls below this (default "
+                                f"{DEFAULT_THRESHOLD:.0%})")
+    rendering.add_argument("--max-file-mb", type=_positive_number("--max-file-mb", maximum=1024 * 1024),
+                           default=DEFAULT_MAX_FILE_MB, metavar="MB", help=f"refuse larger files (default {DEFAULT_MAX_FILE_MB})")
 
     corpus = sub.add_parser("corpus", help="list, add, merge or dedupe corpus entries")
     corpus_sub = corpus.add_subparsers(dest="corpus_command", metavar="ACTION", parser_class=_Parser, required=True)
@@ -301,26 +355,39 @@ def _config(args, **extra) -> RunConfig:
 
 def _check_paths(args) -> None:
     """Every path the command will write, checked before any work starts (so a finished run is never lost)."""
-    if getattr(args, "report_json", None) is not None:
-        args.report_json = str(output_file(args.report_json, option="--report-json"))
-    if getattr(args, "corpus", None) is not None:
+    for name in ("report_json", "report_html", "junit_xml", "output"):
+        if getattr(args, name, None) is not None:
+            option = "--output" if name == "output" else "--" + name.replace("_", "-")
+            setattr(args, name, str(output_file(getattr(args, name), option=option)))
+    if getattr(args, "corpus", None) is not None and args.command != "compare":  # compare only reads its corpus
         output_dir(args.corpus, option="--corpus")
     if getattr(args, "cache_dir", None) is not None:
         output_dir(args.cache_dir, option="--cache-dir")
 
 
 def _finish(result: RunResult, args, saver: CorpusSaver | None = None) -> int:
-    """Print the report, then write the JSON; a failed write is reported without masking the verdict."""
+    """Print the report, then write the report files; a failed write is reported without masking the verdict."""
     print(render_text(result))
-    code = result.exit_code
     if saver is not None and saver.directory is not None:
         print(f"corpus {saver.directory}: {saver.saved} new entr{'y' if saver.saved == 1 else 'ies'}")
     problems = list(saver.errors) if saver is not None else []
-    if args.report_json:
-        try:
-            write_json(result, args.report_json)
-        except OSError as exc:
-            problems.append(f"PathError: --report-json {args.report_json!r}: {exc.strerror or exc}")
+    return _write_reports(report_dict(result), args, problems, result.exit_code)
+
+
+def _write_reports(document: dict, args, problems: list[str], code: int, *, seconds: float = 0.0) -> int:
+    """Write the JSON, HTML and JUnit reports asked for, each from ``document``; print what failed to be written."""
+    renderers = {
+        "report_json": lambda: json.dumps(document, indent=2, ensure_ascii=False) + "\n",
+        "report_html": lambda: render_html([("this run", document)], threshold=args.survival_threshold),
+        "junit_xml": lambda: run_junit(document, oracles=document.get("oracles", []), seconds=seconds),
+    }
+    for name, render in renderers.items():
+        path = getattr(args, name, None)
+        if path:
+            try:
+                write_atomic(path, render())
+            except OSError as exc:
+                problems.append(f"PathError: --{name.replace('_', '-')} {path!r}: {exc.strerror or exc}")
     for problem in problems:
         print(problem, file=sys.stderr)
     return EXIT_USAGE if problems and code == EXIT_OK else code
@@ -349,15 +416,8 @@ def _fuzz(args) -> int:
     print(render_fuzz_text(result))
     if saver.directory is not None:
         print(f"corpus {saver.directory}: {saver.saved} new entr{'y' if saver.saved == 1 else 'ies'}")
-    problems = list(saver.errors)
-    if args.report_json:
-        try:
-            write_atomic(args.report_json, json.dumps(fuzz_report_dict(result), indent=2, ensure_ascii=False) + "\n")
-        except OSError as exc:
-            problems.append(f"PathError: --report-json {args.report_json!r}: {exc.strerror or exc}")
-    for problem in problems:
-        print(problem, file=sys.stderr)
-    return EXIT_USAGE if problems and result.exit_code == EXIT_OK else result.exit_code
+    return _write_reports(fuzz_report_dict(result), args, list(saver.errors), result.exit_code,
+                          seconds=result.stats.seconds)
 
 
 def _replay(args) -> int:
@@ -380,7 +440,56 @@ def _replay(args) -> int:
           + (f", {counts['not-reproduced']} flaky entries not reproduced" if counts['not-reproduced'] else "")
           + (f" · interrupted after {len(replay.outcomes)} of {len(replay.corpus.entries)}"
              if replay.interrupted else ""))
+    if args.junit_xml:
+        try:
+            write_atomic(args.junit_xml, replay_junit(replay, args.summarizer))
+        except OSError as exc:
+            print(f"PathError: --junit-xml {args.junit_xml!r}: {exc.strerror or exc}", file=sys.stderr)
+            return EXIT_USAGE if replay.exit_code == EXIT_OK else replay.exit_code
     return replay.exit_code
+
+
+def _compare(args) -> int:
+    if len(args.summarizer) < 2:
+        raise InvalidArgument("compare needs --summarizer at least twice: the baseline, then what to compare with it")
+    if args.corpus is not None and not os.path.isdir(args.corpus):
+        raise PathError(f"--corpus {args.corpus!r}: no such directory (compare replays an existing corpus)")
+    specs = args.summarizer
+    args.summarizer = specs[0]  # the shared options are checked and built once
+    config = _config(args, examples=args.examples, seed=args.seed, max_turns=args.max_turns, jobs=args.jobs)
+    n = len(specs)
+    comparison = compare(config, specs, corpus=args.corpus,
+                         on_side=None if args.quiet else
+                         lambda i, spec: print(f"[{i}/{n}] running {printable(spec)}", file=sys.stderr))
+    print(printable(render_comparison_text(comparison)))
+    document = comparison_dict(comparison)
+    problems = []
+    outputs = {
+        "report_json": lambda: json.dumps(document, indent=2, ensure_ascii=False) + "\n",
+        "report_html": lambda: render_html(
+            [(side["summarizer"], side["report"]) for side in document["sides"]],
+            threshold=args.survival_threshold, title="compaction-harness compare",
+            comparison=comparison_html(document, threshold=args.survival_threshold)),
+        "junit_xml": lambda: compare_junit(document),
+    }
+    for name, render in outputs.items():
+        path = getattr(args, name, None)
+        if path:
+            try:
+                write_atomic(path, render())
+            except OSError as exc:
+                problems.append(f"PathError: --{name.replace('_', '-')} {path!r}: {exc.strerror or exc}")
+    for problem in problems:
+        print(problem, file=sys.stderr)
+    return EXIT_USAGE if problems and comparison.exit_code == EXIT_OK else comparison.exit_code
+
+
+def _report(args) -> int:
+    reports = [(file, read_report(file, max_mb=args.max_file_mb)) for file in args.files]
+    write_atomic(args.output, render_html(reports, threshold=args.survival_threshold, title=args.title))
+    violations = sum(len(d["violations"]) for _, d in reports)
+    print(f"wrote {args.output}: {len(reports)} report(s), {violations} failure(s)")
+    return EXIT_OK
 
 
 def _print_unreadable(corpus: Corpus) -> None:
@@ -485,6 +594,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command not in ("corpus", "oracles"):
             _check_paths(args)
+        if args.command == "report":
+            return _report(args)
         for module in args.extend:  # before anything selects oracles or loads facts: their definitions must be in
             _load_in_harness(args, module, "--extend", load_module)
         if args.command == "oracles":
@@ -500,6 +611,8 @@ def main(argv: list[str] | None = None) -> int:
             return _audit(args)
         if args.command == "fuzz":
             return _fuzz(args)
+        if args.command == "compare":
+            return _compare(args)
         return _run(args) if args.command == "run" else _shrink(args)
     except InfraError as exc:  # the adapter reports these as findings; one reaching here is still the summarizer's
         print(f"InfraError: {printable(_redacted(args, str(exc)))}", file=sys.stderr)

@@ -14,8 +14,9 @@ from harness._base._model import FactKind
 from harness._app._audit import Audit
 from harness._app._fuzzing import FuzzResult
 from harness._app._runner import Failure, RunResult, turn_stats
+from oracles import select
 
-__all__ = ["render_text", "report_dict", "write_json", "reproduce_command", "printable", "render_fuzz_text",
+__all__ = ["render_text", "report_dict", "write_json", "REPORT_VERSION", "reproduce_command", "printable", "render_fuzz_text",
            "fuzz_report_dict"]
 
 
@@ -259,12 +260,20 @@ def _determinism_line(result: RunResult) -> str:
     return f"deterministic as far as seen: {stats.reasked} requests asked again got the same answers"
 
 
+#: The JSON report's layout version: 2 added ``report_version``, ``oracles``, ``budget`` and ``survival``.
+REPORT_VERSION = 2
+
+
 def report_dict(result: RunResult) -> dict[str, Any]:
+    """The JSON report (``--report-json``), from which the HTML and JUnit reports are also drawn."""
     return {
+        "report_version": REPORT_VERSION,
         "summarizer": result.config.summarizer,
         "protocol": result.protocol,
         "seed": result.seed,
         "examples_run": result.examples_run,
+        "budget": result.config.budget,
+        "oracles": [o.id for o in select(only=result.config.only, skip=result.config.skip)],
         "summarizer_calls": result.summarizer_calls,
         "first_failure_calls": result.first_failure_calls,
         "cache_hits": result.cache_hits,
@@ -312,6 +321,7 @@ def report_dict(result: RunResult) -> dict[str, Any]:
         "cache_discarded": list(result.cache_discarded),
         "warnings": list(result.warnings),
         "exit_code": result.exit_code,
+        "survival": result.survival.to_dict(),
     }
 
 

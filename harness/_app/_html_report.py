@@ -1,0 +1,450 @@
+"""The HTML report: one self-contained page (no network at view time) drawn from JSON reports.
+
+Everything is rendered from the JSON report (``report_dict``), so ``--report-html``
+on a run and ``compaction-harness report`` on files saved from earlier runs
+give the same page. The page has its style and its one script (the copy
+button) inline and a Content-Security-Policy that forbids loading anything,
+so it opens the same from a CI artifact, a laptop or a phone.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from html import escape
+from pathlib import Path
+from typing import Any
+
+from harness._base._errors import SchemaError
+from harness._base._files import DEFAULT_MAX_FILE_MB, read_json_file
+from harness._app._survival import Survival, survival_from_dict
+from harness._app._survival_chart import DEFAULT_THRESHOLD, kind_colour, survival_svg
+
+__all__ = ["render_html", "read_report", "report_survival", "comparison_html", "charted_rounds", "Report"]
+
+#: A JSON report and where it came from (a file name, or "this run").
+Report = tuple[str, dict[str, Any]]
+
+_EXIT = {0: "no violation found", 1: "violations found", 2: "usage or input error", 3: "the summarizer itself failed",
+         4: "incomplete: not every example was judged"}
+
+_STYLE = """
+:root { --fg:#1d2330; --muted:#5b6475; --line:#d9dde5; --bg:#fff; --soft:#f5f7fa; --bad:#c0392b; --ok:#2e7d32;
+        --warn:#a66300; font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; }
+body { margin:0; color:var(--fg); background:var(--bg); line-height:1.45; }
+main { max-width:1100px; margin:0 auto; padding:16px; }
+h1 { font-size:1.35rem; margin:.2em 0 .6em; } h2 { font-size:1.15rem; margin:1.6em 0 .5em; }
+h3 { font-size:1rem; margin:1.2em 0 .4em; }
+.summary { display:grid; grid-template-columns:repeat(auto-fit, minmax(150px, 1fr)); gap:8px; margin:0; }
+.summary div { background:var(--soft); border-radius:6px; padding:6px 10px; }
+.summary div.wide { grid-column:span 2; }
+.summary dt { font-size:.75rem; color:var(--muted); } .summary dd { margin:0; font-weight:600; word-break:break-word; }
+.status-1, .status-3 { color:var(--bad); } .status-0 { color:var(--ok); } .status-4, .status-2 { color:var(--warn); }
+.failure { border:1px solid var(--line); border-left:4px solid var(--bad); border-radius:6px; padding:8px 14px;
+           margin:14px 0; }
+.failure h3 { margin-top:.4em; } .muted { color:var(--muted); font-size:.9rem; }
+.turns { list-style:none; padding:0; margin:.4em 0; }
+.turns li { padding:4px 8px; border-radius:4px; margin:2px 0; background:var(--soft); overflow-wrap:anywhere; }
+.turns li.stated { background:#fff4d6; outline:1px solid #e7c35a; }
+.turns li.elided { background:none; color:var(--muted); font-style:italic; }
+.role { display:inline-block; min-width:7.5em; color:var(--muted); font-size:.8rem; }
+mark.obligation { background:#ffd54f; padding:0 2px; border-radius:2px; }
+mark.kept { background:#c8e6c9; } mark.bent { background:#ffcdd2; outline:1px solid var(--bad); }
+mark.evidence { background:#ffcdd2; }
+.context { white-space:pre-wrap; background:var(--soft); border-radius:4px; padding:8px; overflow-wrap:anywhere; margin:.3em 0; }
+.lost { color:var(--bad); font-weight:600; }
+.evidence-table { border-collapse:collapse; margin:.4em 0; width:100%; }
+.evidence-table th { text-align:left; color:var(--muted); font-weight:normal; width:7em; vertical-align:top; }
+.evidence-table td { overflow-wrap:anywhere; }
+.reproduce { display:flex; gap:8px; align-items:flex-start; }
+.reproduce pre { flex:1; margin:0; background:#1d2330; color:#f0f3f8; padding:8px; border-radius:4px;
+                 white-space:pre-wrap; overflow-wrap:anywhere; font-size:.85rem; }
+button.copy { padding:6px 12px; border:1px solid var(--line); background:#fff; border-radius:4px; cursor:pointer; }
+.chart { max-width:900px; } svg.survival { width:100%; height:auto; }
+svg .grid { stroke:#e6e9ef; } svg .axis { font-size:11px; fill:var(--muted); }
+svg .threshold { stroke:var(--bad); stroke-dasharray:5 4; } svg .threshold-label { font-size:11px; fill:var(--bad); }
+svg .curve { fill:none; stroke-width:2; } svg .cliff { fill:none; stroke-width:2.5; }
+.legend { list-style:none; padding:0; display:flex; flex-wrap:wrap; gap:4px 16px; font-size:.9rem; }
+.swatch { display:inline-block; width:14px; height:4px; vertical-align:middle; margin-right:6px; }
+.scroll { overflow-x:auto; } table.numbers { border-collapse:collapse; font-size:.8rem; }
+table.numbers th, table.numbers td { border:1px solid var(--line); padding:2px 6px; text-align:right; white-space:nowrap; }
+table.numbers th:first-child { text-align:left; } td.below { background:#ffebee; }
+table.diff { border-collapse:collapse; width:100%; font-size:.9rem; }
+table.diff th, table.diff td { border-bottom:1px solid var(--line); padding:4px 6px; text-align:left; }
+.new { color:var(--bad); font-weight:600; } .fixed { color:var(--ok); font-weight:600; }
+.side-by-side { display:grid; grid-template-columns:repeat(auto-fit, minmax(320px, 1fr)); gap:16px; }
+.notice { border-left:4px solid var(--warn); background:#fff8e6; padding:6px 10px; margin:6px 0; overflow-wrap:anywhere; }
+.notice pre { white-space:pre-wrap; margin:.3em 0 0; font-size:.8rem; }
+"""
+
+_SCRIPT = """
+document.addEventListener('click', function (event) {
+  var button = event.target.closest('button.copy');
+  if (!button) return;
+  var text = button.getAttribute('data-copy');
+  function done() { button.textContent = 'Copied'; setTimeout(function () { button.textContent = 'Copy'; }, 2000); }
+  function fallback() {
+    var area = document.createElement('textarea');
+    area.value = text; area.style.position = 'fixed'; area.style.opacity = '0';
+    document.body.appendChild(area); area.select();
+    try { document.execCommand('copy'); done(); } catch (e) { button.textContent = 'Select and copy'; }
+    area.remove();
+  }
+  if (navigator.clipboard && window.isSecureContext) navigator.clipboard.writeText(text).then(done, fallback);
+  else fallback();
+});
+"""
+
+# Nothing may be fetched: styles and the script are inline, images would be data: URLs.
+_CSP = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:"
+
+
+def render_html(reports: Sequence[Report], *, threshold: float = DEFAULT_THRESHOLD, title: str | None = None,
+                comparison: str = "") -> str:
+    """One page for one or more JSON reports (``comparison`` is extra HTML placed first, from ``compare``)."""
+    heading = title or ("compaction-harness report" if len(reports) == 1 else
+                        f"compaction-harness: {len(reports)} reports")
+    body = [f"<h1>{escape(heading)}</h1>", comparison]
+    if len(reports) > 1:
+        body.append(_runs_table(reports))
+    for n, (source, document) in enumerate(reports):
+        body.append(_run_section(source, document, threshold, anchor=f"run{n + 1}", many=len(reports) > 1))
+    return (f'<!doctype html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+            f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">\n'
+            f'<meta name="viewport" content="width=device-width, initial-scale=1">\n<title>{escape(heading)}</title>\n'
+            f"<style>{_STYLE}</style>\n</head>\n<body>\n<main>\n" + "\n".join(body)
+            + f"\n</main>\n<script>{_SCRIPT}</script>\n</body>\n</html>\n")
+
+
+def read_report(path: str | Path, *, max_mb: float = DEFAULT_MAX_FILE_MB) -> dict[str, Any]:
+    """A JSON report written by ``--report-json``, checked enough to render; errors name the file and field."""
+    data = read_json_file(path, max_mb=max_mb)
+    if not isinstance(data, dict):
+        raise SchemaError("(top level)", "a JSON report object written by --report-json", data, source=str(path))
+    for name, kind, what in (("summarizer", str, "a string"), ("violations", list, "a list"),
+                             ("exit_code", int, "a whole number")):
+        if not isinstance(data.get(name), kind):
+            raise SchemaError(name, f"{what} (is this a report written by --report-json?)", data.get(name),
+                              source=str(path))
+    for i, v in enumerate(data["violations"]):
+        if not isinstance(v, dict) or not isinstance(v.get("invariant"), str):
+            raise SchemaError(f"violations[{i}]", "an object with an 'invariant'", v, source=str(path))
+    if "survival" in data:
+        survival_from_dict(data["survival"], source=str(path))
+    return data
+
+
+def report_survival(document: dict[str, Any], source: str) -> Survival | None:
+    """The report's survival counts, or None for a report written before they existed."""
+    return survival_from_dict(document["survival"], source=source) if "survival" in document else None
+
+
+# -- one run ----------------------------------------------------------------------------------------------------------
+
+def _runs_table(reports: Sequence[Report]) -> str:
+    rows = []
+    for n, (source, d) in enumerate(reports, 1):
+        code = d.get("exit_code")
+        rows.append(f'<tr><td><a href="#run{n}">{escape(source)}</a></td><td>{escape(str(d.get("summarizer")))}</td>'
+                    f'<td>{escape(str(d.get("seed")))}</td><td>{escape(str(d.get("examples_run")))}</td>'
+                    f'<td>{len(d.get("violations", []))}</td><td class="status-{code}">{escape(_EXIT.get(code, str(code)))}'
+                    f"</td></tr>")
+    return ('<h2>Reports</h2><div class="scroll"><table class="diff"><tr><th>report</th><th>summarizer</th><th>seed</th>'
+            "<th>examples</th><th>violations</th><th>status</th></tr>" + "".join(rows) + "</table></div>")
+
+
+def _run_section(source: str, d: dict[str, Any], threshold: float, *, anchor: str, many: bool) -> str:
+    out = [f'<section id="{anchor}">']
+    if many:
+        out.append(f"<h2>{escape(source)}: {escape(str(d.get('summarizer')))}</h2>")
+    out.append(_summary(d))
+    out.append(_survival_section(d, source, threshold))
+    violations = d.get("violations", [])
+    out.append(f"<h2>Failures ({len(violations)})</h2>")
+    if not violations:
+        out.append('<p class="muted">No invariant was violated in what was judged.</p>')
+    out.extend(_failure(v, i, anchor) for i, v in enumerate(violations))
+    out.append(_degradations(d))
+    out.append(_infra(d))
+    out.append("</section>")
+    return "\n".join(out)
+
+
+def _summary(d: dict[str, Any]) -> str:
+    calls = d.get("calls") or {}
+    items = [("summarizer", d.get("summarizer")), ("protocol", d.get("protocol")), ("seed", d.get("seed")),
+             ("examples judged", d.get("examples_run")),
+             ("summarizer calls", f"{calls.get('calls', d.get('summarizer_calls', '?'))} "
+                                  f"({d.get('cache_hits', 0)} cache hits)")]
+    if calls.get("usage_known"):
+        items.append(("tokens spent", f"{calls.get('prompt_tokens', 0):,} prompt + "
+                                      f"{calls.get('completion_tokens', 0):,} completion"))
+    else:
+        items.append(("cost", "not reported by the summarizer"))
+    if d.get("first_failure_calls") is not None:
+        items.append(("calls to first failure", d["first_failure_calls"]))
+    code = d.get("exit_code")
+    items.append(("exit status", f"{code}: {_EXIT.get(code, 'unknown')}"))
+    cells = "".join(f'<div{_WIDE if name == "summarizer" else ""}><dt>{escape(name)}</dt>'
+                    f'<dd{_status(name, code)}>{escape(str(value))}</dd></div>' for name, value in items)
+    return f'<dl class="summary">{cells}</dl>'
+
+
+_WIDE = ' class="wide"'
+
+
+def _status(name: str, code: Any) -> str:
+    return f' class="status status-{code}"' if name == "exit status" else ""
+
+
+def _survival_section(d: dict[str, Any], source: str, threshold: float) -> str:
+    survival = report_survival(d, source)
+    head = "<h2>Survival over compaction rounds</h2>"
+    if survival is None:
+        return head + '<p class="muted">This report has no survival counts (written by an older version).</p>'
+    if not survival.rounds or not survival.kinds():
+        return head + '<p class="muted">No compaction with a live obligation was judged.</p>'
+    charted, cutoff = charted_rounds(survival)
+    legend = []
+    for i, kind in enumerate(survival.kinds()):
+        colour, _ = kind_colour(i)
+        cliff = charted.cliff(kind, threshold)
+        note = f"below {threshold:.0%} from round {cliff + 1}" if cliff is not None else f"never below {threshold:.0%}"
+        legend.append(f'<li data-kind="{escape(kind)}"><span class="swatch" style="background:{colour}"></span>'
+                      f"{escape(kind)} <span class=\"muted\">({note})</span></li>")
+    left_out = (f" Rounds {len(charted.rounds) + 1} to {len(survival.rounds)} were reached by fewer than {cutoff} "
+                f"sessions and are left out of the chart (they are in the numbers below)."
+                if len(charted.rounds) < len(survival.rounds) else "")
+    return (head + f'<p class="muted">Share of the live obligations of each kind that the summarizer kept (bent ones '
+            f"counted as kept) after each compaction, over every session of the run ({survival.sessions[0]} "
+            f"sessions compacted at least once); a ring marks the first round below the threshold.{left_out}</p>"
+            f'<div class="chart">{survival_svg(charted, threshold)}</div><ul class="legend">{"".join(legend)}</ul>'
+            + _survival_numbers(survival, threshold))
+
+
+def charted_rounds(survival: Survival) -> tuple[Survival, int]:
+    """The rounds worth a point on the chart: those reached by at least a tenth of the sessions (and 3), so
+    the last few long sessions do not draw a tail of noise; and that least number of sessions."""
+    cutoff = max(3, -(-survival.sessions[0] // 10)) if survival.sessions else 3
+    shown = sum(1 for n in survival.sessions if n >= cutoff) or min(1, len(survival.rounds))
+    return Survival(survival.rounds[:shown], survival.sessions[:shown]), cutoff
+
+
+def _survival_numbers(survival: Survival, threshold: float) -> str:
+    rounds = range(len(survival.rounds))
+    head = "".join(f"<th>{r + 1}</th>" for r in rounds)
+    rows = []
+    for kind in survival.kinds():
+        cells = []
+        for r in rounds:
+            t = survival.tally(kind, r)
+            share = survival.share(kind, r)
+            below = ' class="below"' if share is not None and share < threshold else ""
+            cells.append(f"<td{below}>{t.kept + t.bent}/{t.live}</td>" if t.live else "<td></td>")
+        rows.append(f"<tr><th>{escape(kind)}</th>{''.join(cells)}</tr>")
+    return ('<details><summary>The numbers (kept/live per round)</summary><div class="scroll"><table class="numbers">'
+            f"<tr><th>kind \\ round</th>{head}</tr>{''.join(rows)}</table></div></details>")
+
+
+# -- one failure ------------------------------------------------------------------------------------------------------
+
+def _failure(v: dict[str, Any], index: int, anchor: str) -> str:
+    transcript = v.get("transcript") or {}
+    facts = [f for f in transcript.get("facts", []) if isinstance(f, dict)]
+    failing = next((f for f in facts if f.get("id") == v.get("fact_id")), None)
+    where = (f"compaction {v['round'] + 1}, after turn {v.get('boundary')}" if isinstance(v.get("round"), int)
+             else "across the session")
+    kind = v.get("fact_kind") or "structure"
+    out = [f'<article class="failure" id="{anchor}-failure{index + 1}" data-invariant="{escape(v["invariant"])}">',
+           f'<h3>✗ {escape(v["invariant"])} — {escape(str(kind))} <span class="muted">({escape(str(v.get("severity")))}; '
+           f"{escape(where)})</span></h3>", f"<p>{escape(str(v.get('detail', '')))}</p>"]
+    evidence = [(name, v.get(key)) for name, key in (("expected", "expected"), ("found", "found")) if v.get(key)]
+    if evidence:
+        out.append('<table class="evidence-table">' + "".join(
+            f"<tr><th>{name}</th><td>{escape(str(value))}</td></tr>" for name, value in evidence) + "</table>")
+    turns = transcript.get("turns", [])
+    original = v.get("original_turns")
+    budget = f", fails at budget {v['budget']}" if v.get("budget") else ""
+    out.append(f'<p class="muted">Minimal transcript: {len(turns)} turns (first seen in {escape(str(original))}), '
+               f"{len(facts)} obligation(s){escape(budget)}; shrunk in {escape(str(v.get('shrink_checks')))} checks, "
+               f"{escape(str(v.get('shrink_summarizer_calls')))} new summarizer calls"
+               + (f"; {escape(str(v['rate']))}" if v.get("rate") else "") + "</p>")
+    if v.get("shrink_stopped"):
+        out.append(f'<p class="notice">Shrinking stopped early ({escape(str(v["shrink_stopped"]))}): this is the '
+                   f"smallest failing transcript found so far.</p>")
+    out.append(_turns(turns, facts, failing, v.get("elided") or []))
+    out.append(_context(v, facts, failing))
+    command = str(v.get("reproduce", ""))
+    out.append(f'<div class="reproduce"><pre><code>{escape(command)}</code></pre>'
+               f'<button class="copy" type="button" data-copy="{escape(command, quote=True)}">Copy</button></div>')
+    out.append("</article>")
+    return "\n".join(out)
+
+
+def _turns(turns: list, facts: list, failing: dict | None, elided: list) -> str:
+    merged = {e.get("turn"): e for e in elided if isinstance(e, dict)}
+    stated_at = {f.get("origin_turn"): f for f in facts}
+    ended_at = {(f.get("fate") or {}).get("turn"): f for f in facts if isinstance(f.get("fate"), dict)}
+    items = []
+    for i, turn in enumerate(turns):
+        if not isinstance(turn, dict):
+            continue
+        role = escape(str(turn.get("role", "?")))
+        if i in merged:
+            e = merged[i]
+            items.append(f'<li class="elided"><span class="role">[{i}] {role}</span>… {e.get("tokens", 0):,} tokens of '
+                         f"unrelated work ({e.get('merged_turns', '?')} turns merged)</li>")
+            continue
+        fact = stated_at.get(i)
+        needles = [(lit, "obligation") for lit in (fact or {}).get("literals", []) if isinstance(lit, str)]
+        text = _highlight(str(turn.get("text", "")), needles)
+        calls = "".join(f' <code>[call {escape(str(c.get("name")))} id={escape(str(c.get("id")))}]</code>'
+                        for c in turn.get("tool_calls", []) if isinstance(c, dict))
+        answer = f' <code>[result for {escape(str(turn["tool_call_id"]))}]</code>' if turn.get("tool_call_id") else ""
+        cls = ""
+        if fact is not None:
+            cls = ' class="stated"'
+            owner = "the failing obligation" if fact is failing else "an obligation"
+            text += f' <span class="muted">← {owner} {escape(str(fact.get("id")))} ({escape(str(fact.get("kind")))}) ' \
+                    f"stated here</span>"
+        ended = ended_at.get(i)
+        if ended is not None and ended is not fact:
+            text += (f' <span class="muted">← {escape(str(ended.get("id")))} '
+                     f'{escape(str((ended.get("fate") or {}).get("status")))} here</span>')
+        items.append(f'<li{cls} data-turn="{i}"><span class="role">[{i}] {role}</span>{text}{calls}{answer}</li>')
+    return '<h4>Minimal transcript</h4><ol class="turns">' + "".join(items) + "</ol>"
+
+
+def _context(v: dict[str, Any], facts: list, failing: dict | None) -> str:
+    context = v.get("context")
+    if not isinstance(context, dict):
+        return '<p class="muted">No single context to show: the violation is about the session as a whole.</p>'
+    texts = [str(m.get("content") or "") for m in context.get("messages", []) if isinstance(m, dict)]
+    ledger = context.get("ledger")
+    if ledger:
+        texts.append("ledger: " + json.dumps(ledger, ensure_ascii=False))
+    text = "\n---\n".join(texts)
+    needles: list[tuple[str, str]] = []
+    if v.get("found"):
+        needles.append((str(v["found"]), "evidence"))
+    for fact in facts:
+        cls = "bent" if fact is failing else "kept"
+        needles += [(lit, cls) for lit in fact.get("literals", []) if isinstance(lit, str)]
+    lost = [lit for lit in (failing or {}).get("literals", []) if isinstance(lit, str) and lit not in text]
+    notes = ""
+    if lost:
+        notes = '<p class="lost">Lost: ' + ", ".join(f"<code>{escape(lit)}</code>" for lit in lost) + \
+                " (the obligation's words appear nowhere in what came back)</p>"
+    key = ('<p class="muted">Marked: <mark class="evidence">what the oracle found</mark>, <mark class="bent">the failing '
+           'obligation\'s words</mark>, <mark class="kept">other obligations\' words that survived</mark>.</p>')
+    shown = _highlight(text, needles) if text.strip() else '<span class="muted">(no text at all)</span>'
+    return f'<h4>What the summarizer returned</h4>{key}<div class="context">{shown}</div>{notes}'
+
+
+def _highlight(text: str, needles: Sequence[tuple[str, str]]) -> str:
+    """``text`` escaped, with each occurrence of a needle wrapped in ``<mark class=...>``; earlier needles win
+    where they overlap, then longer ones."""
+    spans: list[tuple[int, int, str]] = []
+    taken = [False] * len(text)
+    for rank, (needle, cls) in enumerate(needles):
+        if not needle.strip():
+            continue
+        start = text.find(needle)
+        while start != -1:
+            end = start + len(needle)
+            if not any(taken[start:end]):
+                spans.append((start, end, cls))
+                for i in range(start, end):
+                    taken[i] = True
+            start = text.find(needle, end)
+    out, at = [], 0
+    for start, end, cls in sorted(spans):
+        out.append(escape(text[at:start]))
+        out.append(f'<mark class="{cls}">{escape(text[start:end])}</mark>')
+        at = end
+    out.append(escape(text[at:]))
+    return "".join(out)
+
+
+# -- what is not a failure --------------------------------------------------------------------------------------------
+
+def _degradations(d: dict[str, Any]) -> str:
+    degradations = d.get("degradations") or {}
+    head = "<h2>Degradations</h2>"
+    if not degradations:
+        return head + '<p class="muted">None.</p>'
+    rows = "".join(f"<tr><td>{escape(str(k))}</td><td>{escape(str(n))}</td></tr>" for k, n in sorted(degradations.items()))
+    return (head + '<p class="muted">Honest but coarser (a range instead of a number, an unverified claim): not '
+            f'failures, counted per oracle.</p><table class="diff"><tr><th>oracle</th><th>times</th></tr>{rows}</table>')
+
+
+def _infra(d: dict[str, Any]) -> str:
+    items = []
+    for e in d.get("infra_errors") or []:
+        if isinstance(e, dict):
+            output = f"<pre>{escape(str(e.get('output')))}</pre>" if e.get("output") else ""
+            items.append(f'<div class="notice"><strong>{escape(str(e.get("kind")))}</strong> in example '
+                         f"{escape(str(e.get('example')))}: {escape(str(e.get('message')))}{output}</div>")
+    for name, text in (("incomplete", d.get("incomplete")), ("spend cap", d.get("cap_reached"))):
+        if text:
+            items.append(f'<div class="notice"><strong>{name}</strong>: {escape(str(text))}</div>')
+    items += [f'<div class="notice">{escape(str(w))}</div>' for w in d.get("warnings") or []]
+    if d.get("cache_discarded"):
+        items.append(f'<div class="notice">call cache: {len(d["cache_discarded"])} damaged entries ignored and '
+                     f"recomputed</div>")
+    head = "<h2>Summarizer failures and notices</h2>"
+    return head + ("".join(items) if items else '<p class="muted">None: the summarizer answered every call.</p>')
+
+
+# -- compare ----------------------------------------------------------------------------------------------------------
+
+def comparison_html(document: dict[str, Any], *, threshold: float = DEFAULT_THRESHOLD) -> str:
+    """The head of a ``compare`` page: what is new and fixed against the baseline, survival side by side."""
+    baseline = document["baseline"]
+    code = document.get("exit_code")
+    verdict = {1: "a later summarizer introduces failures the baseline did not have",
+               4: "no new failure in what was judged, but not everything was judged", 0: "no new failure"}
+    out = [f'<p class="status status-{code}"><strong>{escape(verdict.get(code, str(code)))}</strong> '
+           f'(exit {escape(str(code))}; baseline <code>{escape(baseline)}</code>, seed {escape(str(document.get("seed")))})</p>']
+    sides = document.get("sides", [])
+    head = "".join(f"<th>[{i + 1}] {escape(side['summarizer'])}</th>" for i, side in enumerate(sides))
+    matrix = "".join(f"<tr><td>{escape(row['failure'])}</td>"
+                     + "".join(f'<td class="{"new" if has else "fixed"}">{"✗" if has else "✓"}</td>' for has in row["has"])
+                     + "</tr>" for row in document.get("matrix", []))
+    kept = "".join(f"<tr><td>{escape(row['kind'])}</td>" + "".join(f"<td>{escape(k)}</td>" for k in row["kept"])
+                   + "</tr>" for row in document.get("kept_per_kind", []))
+    out.append('<h2>Per invariant and fact kind</h2><div class="scroll"><table class="diff matrix"><tr><th>failure '
+               f'(✗ has it)</th>{head}</tr>{matrix}</table></div>'
+               f'<h3>Share of live obligations kept, over every round</h3><div class="scroll"><table class="diff">'
+               f"<tr><th>fact kind</th>{head}</tr>{kept}</table></div>")
+    for against in document.get("against_baseline", []):
+        rows = [f'<tr data-change="new"><td class="new">new</td><td>{escape(_failure_name(item))}</td>'
+                f'<td>{escape(item["detail"])}</td></tr>' for item in against["new"]]
+        rows += [f'<tr data-change="fixed"><td class="fixed">fixed</td><td>{escape(_failure_name(item))}</td>'
+                 f'<td>{escape(item["detail"])}</td></tr>' for item in against["fixed"]]
+        table = ('<div class="scroll"><table class="diff" data-against="' + escape(against["summarizer"]) + '">'
+                 "<tr><th></th><th>failure</th><th>what it is</th></tr>" + "".join(rows) + "</table></div>") \
+            if rows else '<p class="muted">Nothing new and nothing fixed.</p>'
+        out.append(f"<h2>{escape(against['summarizer'])} against {escape(baseline)}: {len(against['new'])} new, "
+                   f"{len(against['fixed'])} fixed</h2>{table}")
+    charts = []
+    survivals = [report_survival(side["report"], side["summarizer"]) for side in document.get("sides", [])]
+    order = sorted({kind for s in survivals if s is not None for kind in s.kinds()})
+    for side, survival in zip(document.get("sides", []), survivals):
+        chart = survival_svg(charted_rounds(survival)[0] if survival is not None and survival.rounds else survival,
+                             threshold, title=f"Survival: {side['summarizer']}", colour_order=order) \
+            if survival is not None and survival.kinds() else '<p class="muted">No survival counts.</p>'
+        charts.append(f'<div><h3>{escape(side["summarizer"])}</h3><div class="chart">{chart}</div></div>')
+    legend = "".join(f'<li><span class="swatch" style="background:{kind_colour(i)[0]}"></span>{escape(kind)}</li>'
+                     for i, kind in enumerate(order))
+    out.append(f'<h2>Survival side by side</h2><div class="side-by-side">{"".join(charts)}</div>'
+               f'<ul class="legend">{legend}</ul>')
+    return "\n".join(out)
+
+
+def _failure_name(item: dict[str, str]) -> str:
+    if item["where"] == "run":
+        return f"{item['invariant']} ({item['fact_kind']})"
+    if item["where"] == "corpus":
+        return f"corpus entry {item['entry']} ({item['invariant']})"
+    return f"the summarizer itself failed ({item['infra_kind']})"
