@@ -6,6 +6,7 @@ Built once per compaction so every oracle shares the same reading.
 from __future__ import annotations
 
 import bisect
+import collections
 import difflib
 import functools
 import re
@@ -75,15 +76,27 @@ def near_miss_among(literal: str, tokens: frozenset[str], ratio: float) -> str |
 
 @functools.lru_cache(maxsize=1 << 18)
 def _likeness(literal: str, token: str, ratio: float) -> float:
-    """difflib's ratio, or -1 when the cheap upper bounds already rule out ``ratio``. Remembered per
-    pair: the contexts of one session hold mostly the same tokens, and each is a new token set."""
+    """difflib's ratio, or -1 when an upper bound already rules out ``ratio``. Remembered per pair:
+    the contexts of one session hold mostly the same tokens, and each is a new token set."""
     n = len(literal)
     if 2 * min(len(token), n) < ratio * (len(token) + n):
         return -1.0
-    matcher = difflib.SequenceMatcher(None, literal, token)
-    if matcher.real_quick_ratio() < ratio or matcher.quick_ratio() < ratio:
+    # Two upper bounds on the matches, each computed over the distinct characters the two share (in C
+    # where it can be): the literal's count of each, then difflib's quick_ratio bound (the characters in
+    # common with multiplicity). Most tokens of a context fail the first.
+    counts, chars = _character_counts(literal)
+    shared = chars.intersection(token)
+    if 2 * sum(map(counts.__getitem__, shared)) < ratio * (len(token) + n):
         return -1.0
-    return matcher.ratio()
+    if 2 * sum(min(counts[ch], token.count(ch)) for ch in shared) < ratio * (len(token) + n):
+        return -1.0
+    return difflib.SequenceMatcher(None, literal, token).ratio()
+
+
+@functools.lru_cache(maxsize=4096)
+def _character_counts(literal: str) -> tuple[collections.Counter, frozenset[str]]:
+    counts = collections.Counter(literal)
+    return counts, frozenset(counts)
 
 
 @functools.lru_cache(maxsize=256)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import re
 
 from hypothesis import example, given, settings
@@ -10,7 +11,7 @@ from hypothesis import strategies as st
 from harness import Role, ToolCall, Turn
 from harness._base._tokens import _message_tokens, count_tokens
 from harness._base._wholetoken import has_token, literal_pattern, token_spans
-from oracles._context import _may_open, _opening_pattern
+from oracles._context import _may_open, _opening_pattern, near_miss_among
 
 _TOKEN = re.compile(r"\w+|[^\w\s]")  # the counter's definition, written out again on purpose
 
@@ -104,3 +105,26 @@ _MARKUP_DEFINITION = re.compile(
 def test_markup_is_stripped_as_the_definition_says(text):
     struck = re.sub(r"~~(.+?)~~", r"\1 (struck through)", text)
     assert strip_markup(text) == _MARKUP_DEFINITION.sub("", struck)
+
+
+def _near_miss_by_definition(literal: str, tokens: frozenset[str], ratio: float) -> str | None:
+    """The most alike token by difflib's ratio (at least ``ratio``; the first in sorted order on a tie)."""
+    best, best_ratio = None, ratio
+    for token in sorted(tokens):
+        if token == literal or len(token) < 3:
+            continue
+        score = difflib.SequenceMatcher(None, literal, token).ratio()
+        if score > best_ratio or (score == best_ratio and best is None):
+            best, best_ratio = token, score
+    return best
+
+
+# Few characters, so tokens repeat them and come close to the literal: where the bounds are tight.
+_ident = st.text(alphabet="ab0-", min_size=1, max_size=12)
+
+
+@given(_ident, st.frozensets(_ident, max_size=40), st.sampled_from([0.5, 0.6, 0.75, 0.9]))
+@example("aab0-0", frozenset({"ab0-0x", "aab00", "ba0-0a"}), 0.75)
+def test_the_near_miss_search_answers_as_difflib_ratio_does(literal, tokens, ratio):
+    # Its cheap bounds only skip tokens difflib's ratio would rule out; what it finds is the same.
+    assert near_miss_among(literal, tokens, ratio) == _near_miss_by_definition(literal, tokens, ratio)
