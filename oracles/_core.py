@@ -125,6 +125,9 @@ class Oracle:
     reference: str
     severity: Severity = Severity.VIOLATE
     scope: str = "compaction"  # or "session": judged once over all of a session's rounds
+    # It reports every live obligation of the kinds it judges that a context lost, not only one bent in some
+    # way: survival curves count a kind only when such an oracle is selected (no finding then means kept).
+    retention: bool = False
 
 
 # The registry is the one module-level mutable thing: teams add their own oracles to it.
@@ -132,11 +135,14 @@ _REGISTRY: dict[str, Oracle] = {}
 
 
 def oracle(id: str, *, reference: str, severity: Severity = Severity.VIOLATE, replace: bool = False,
-           scope: str = "compaction"):
+           scope: str = "compaction", retention: bool = False):
     """Register a function ``(case) -> iterable of Finding`` as the oracle ``id``.
 
     With ``scope="session"`` the function takes a ``SessionCase`` instead and is
-    judged once per session. The docstring's first line becomes the summary.
+    judged once per session. ``retention=True`` says it reports every live
+    obligation of its kinds that the context lost (not only ones bent in some
+    way), so survival curves may count "no finding" as kept. The docstring's
+    first line becomes the summary.
     """
     if scope not in ("compaction", "session"):
         raise InvalidArgument(f"scope={scope!r}: expected 'compaction' or 'session'")
@@ -147,7 +153,7 @@ def oracle(id: str, *, reference: str, severity: Severity = Severity.VIOLATE, re
         if id in _REGISTRY and not replace:
             raise InvalidArgument(f"an oracle with id {id!r} is already registered; pass replace=True to override it")
         summary = (fn.__doc__ or "").strip().splitlines()[0] if fn.__doc__ else id
-        _REGISTRY[id] = Oracle(id, fn, summary, reference, severity, scope)
+        _REGISTRY[id] = Oracle(id, fn, summary, reference, severity, scope, retention)
         return fn
 
     return register

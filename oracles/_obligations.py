@@ -22,7 +22,7 @@ def _action_forms(fact) -> tuple[str, ...]:
     return tuple(f for f in forms if f)
 
 
-@oracle("commitment-retained", reference="000, 004")
+@oracle("commitment-retained", reference="000, 004", retention=True)
 def commitment_retained(case: Case) -> Iterator[Finding]:
     """Every open commitment keeps its pending action, not only the decision around it."""
     ctx = case.context
@@ -104,7 +104,7 @@ def _pending_stated(ctx, fact, obj: str) -> bool:
                for c in ctx.units_with(ctx.rules.pending_unit, obj))
 
 
-@oracle("handle-retained", reference="000, 001")
+@oracle("handle-retained", reference="000, 001", retention=True)
 def handle_retained(case: Case) -> Iterator[Finding]:
     """Every in-flight tool call keeps its id verbatim (the handle, not only the intent)."""
     ctx = case.context
@@ -157,7 +157,7 @@ def closure(case: Case) -> Iterator[Finding]:
                             expected=f"{call_id} marked unresolved", found=clauses[0].text if clauses else None)
 
 
-@oracle("error-retained", reference="000")
+@oracle("error-retained", reference="000", retention=True)
 def error_retained(case: Case) -> Iterator[Finding]:
     """Every unresolved error survives, and is not stated as fixed."""
     ctx = case.context
@@ -184,7 +184,7 @@ def error_retained(case: Case) -> Iterator[Finding]:
                 break
 
 
-@oracle("gating-field-retained", reference="002")
+@oracle("gating-field-retained", reference="002", retention=True)
 def gating_field_retained(case: Case) -> Iterator[Finding]:
     """Gating config fields (max retries, permission scope, limits) survive while a write is pending."""
     ctx = case.context

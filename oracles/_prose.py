@@ -13,7 +13,7 @@ from oracles._core import Case, Finding, Severity, oracle
 from oracles._numbers import field_mentions, line_mentions, operators_in, value_mentions
 
 
-@oracle("literal-verbatim", reference="004, 001")
+@oracle("literal-verbatim", reference="004, 001", retention=True)
 def literal_verbatim(case: Case) -> Iterator[Finding]:
     """Identifiers, paths, buckets, hosts and versions survive byte-exact; a near miss is named.
 
@@ -63,7 +63,7 @@ def negation_polarity(case: Case) -> Iterator[Finding]:
                                 found=softened or sentences[0].text)
 
 
-@oracle("threshold-exact", reference="004, 002")
+@oracle("threshold-exact", reference="004, 002", retention=True)
 def threshold_exact(case: Case) -> Iterator[Finding]:
     """Numeric limits keep their field, number and operator."""
     ctx = case.context
@@ -144,7 +144,7 @@ def _restated_differently(ctx, fact, mentions, expected: str) -> Iterator[Findin
         return
 
 
-@oracle("supersession", reference="001, 004")
+@oracle("supersession", reference="001, 004", retention=True)
 def supersession(case: Case) -> Iterator[Finding]:
     """When a value changed, the context carries the current one and never the stale one as current."""
     ctx = case.context
@@ -185,7 +185,7 @@ def value_mentions_in(text: str, field: str, value: str) -> bool:
     return re.search(re.escape(field) + r"\W+(?:\w+\W+){0,4}" + re.escape(value) + r"(?![\w])", text) is not None
 
 
-@oracle("negative-fact-disposition", reference="001")
+@oracle("negative-fact-disposition", reference="001", retention=True)
 def negative_fact_disposition(case: Case) -> Iterator[Finding]:
     """Rejected, failed or superseded approaches keep their disposition, not mere mention."""
     ctx = case.context

@@ -83,3 +83,30 @@ def test_a_correct_summarizer_keeps_every_kind_in_every_round():
     s = result.survival
     assert len(s.kinds()) >= 6 and s.sessions[0] == result.examples_run
     assert all(s.share(k, r) in (None, 1.0) for k in s.kinds() for r in range(len(s.rounds)))
+
+
+def _drops_everything(messages, budget):
+    return "Work continued."
+
+
+def test_kinds_judged_only_by_oracles_blind_to_a_loss_are_left_out_not_shown_as_kept():
+    # force-kept looks for weakened obligations; it says nothing about one that is gone. With only it
+    # selected, a summarizer that drops everything must not show as keeping everything.
+    blind = run(RunConfig(summarizer="tests.test_survival:_drops_everything", examples=8, seed=1, quiet=True,
+                          isolation="inline", trials=0, only=("force-kept",)))
+    assert blind.survival.kinds() == ()
+    # literal_binding and artifact_reference are retained only through literal-verbatim; skip it and they go.
+    skipped = run(RunConfig(summarizer="tests.test_survival:_drops_everything", examples=8, seed=1, quiet=True,
+                            isolation="inline", trials=0, skip=("literal-verbatim",)))
+    kinds = skipped.survival.kinds()
+    assert "literal_binding" not in kinds and "artifact_reference" not in kinds and "prohibition" not in kinds
+    assert "threshold" in kinds and all(skipped.survival.share("threshold", r) in (None, 0.0)
+                                        for r in range(len(skipped.survival.rounds)))
+
+
+def test_a_superseded_value_is_an_obligation_whose_loss_the_curve_shows():
+    result = run(RunConfig(summarizer="harness.summarizers.mutants:keeps_stale_value", examples=30, seed=3,
+                           quiet=True, isolation="inline", trials=0))
+    s = result.survival
+    assert "supersession" in s.kinds() and s.cliff("supersession", 0.9) is not None
+    assert "retraction" not in s.kinds()

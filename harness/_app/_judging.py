@@ -167,5 +167,5 @@ def judge_session(transcript: Transcript, summarize: Callable[[CompactionRequest
         else:
             ev.violations[key] = (finding, rnd.index, rnd.boundary, result_to_dict(rnd.result))
             ev.contexts[key] = rnd.request.turns
-    ev.survival = session_survival(transcript, ev.boundaries, marks, frozenset(reported))
+    ev.survival = session_survival(transcript, ev.boundaries, marks, frozenset(o.id for o in chosen if o.retention))
     return ev

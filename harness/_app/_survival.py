@@ -1,7 +1,8 @@
 """Survival of obligations over compaction rounds: per fact kind, how many live ones each round kept.
 
 A session's round ``r`` (0 is the first compaction) counts every obligation
-live at its boundary whose kind a selected oracle judges, and sorts it as
+live at its boundary whose kind a selected retention oracle judges (one that
+reports a lost obligation, ``Oracle.retention``), and sorts it as
 *kept* (no finding about it), *bent* (only a degrade: kept, but coarser) or
 *lost* (a violation about it, from that round's result or a session oracle
 naming that round). Summed over every session of a run, the share kept per
@@ -28,7 +29,8 @@ __all__ = ["Tally", "Survival", "session_survival", "survival_from_dict", "SURVI
 #: The layout of ``Survival.to_dict`` (the JSON report's ``survival``); raised when it changes.
 SURVIVAL_VERSION = 1
 
-_EVENTS = (FactKind.RETRACTION, FactKind.SUPERSESSION)  # they end obligations; they are not obligations
+# A retraction only ends an obligation. A supersession is one too: the value that now holds.
+_EVENTS = (FactKind.RETRACTION,)
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,8 +58,10 @@ def session_survival(transcript: Transcript, boundaries: Iterable[int],
     """The tallies of one session's rounds.
 
     ``marks[r][fact_id]`` is ``"lost"`` or ``"bent"`` for the obligations round
-    ``r`` broke; ``judged`` is the ids of the oracles whose findings counted (an
-    obligation whose kind none of them judges is left out, neither kept nor lost).
+    ``r`` broke; ``judged`` is the ids of the selected oracles that report a lost
+    obligation (``Oracle.retention``): an obligation whose kind none of them judges
+    is left out, neither kept nor lost, since no finding about it would not mean
+    it was kept.
     """
     out = []
     for r, boundary in enumerate(boundaries):
