@@ -27,3 +27,22 @@ def forgets_prohibitions_late(request: CompactionRequest) -> CompactionResult:
 
 
 forgets_prohibitions_late.compaction_protocol = "rich"
+
+
+def raises_sometimes(request: CompactionRequest) -> CompactionResult:
+    """The correct prose compactor, except that about one request in twenty raises (the same ones every time,
+    chosen by the request's size: a hiccup that a rerun would show again)."""
+    if sum(len(t.text) for t in request.turns) % 20 == 0:
+        raise RuntimeError("transient hiccup")
+    return prose_result(request, kept=handle_turn(in_flight_calls(request)))
+
+
+raises_sometimes.compaction_protocol = "rich"
+
+
+def always_raises(request: CompactionRequest) -> CompactionResult:
+    """A broken deploy: it never answers."""
+    raise RuntimeError("prompt template missing")
+
+
+always_raises.compaction_protocol = "rich"

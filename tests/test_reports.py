@@ -140,12 +140,20 @@ def test_compare_replays_the_corpus_with_every_summarizer(tmp_path, junit_schema
     corpus = tmp_path / "corpus"
     assert main(["run", "--summarizer", MUTANT, "--examples", "15", "--seed", "11", *FAST, "--corpus", str(corpus)]) == 1
     xml = tmp_path / "compare.xml"
-    code, document = _compare(tmp_path, CORRECT, MUTANT, "--corpus", str(corpus), "--junit-xml", str(xml))
+    html = tmp_path / "compare.html"
+    code, document = _compare(tmp_path, CORRECT, MUTANT, "--corpus", str(corpus), "--junit-xml", str(xml),
+                              "--only", "literal-verbatim", "--report-html", str(html))
     assert code == 1
+    # The mutant's run is clean under --only literal-verbatim; its corpus entries are not, and its section says so.
+    assert document["sides"][1]["report"]["violations"] == []
+    entries = len(list(corpus.glob("*.json")))
+    page = html.read_text()
+    assert f"{entries} of {entries} failing" in page and page.count("<h2>Corpus replay</h2>") == 2
     (against,) = document["against_baseline"]
     corpus_new = [item for item in against["new"] if item["where"] == "corpus"]
     assert {item["entry"] for item in corpus_new} == {p.name for p in corpus.glob("*.json")}
     assert {item["invariant"] for item in against["new"]} == {"negation-polarity"}
+    assert all(item["where"] == "corpus" for item in against["new"])
     junit_schema.validate(xml.read_text())
     assert list(_cases(xml.read_text()).values()).count("failure") == 1
 
@@ -209,15 +217,136 @@ def test_report_on_a_bad_file_names_the_file_and_the_field_and_writes_nothing(tm
 def test_an_unwritable_report_path_is_refused_before_any_work(tmp_path, capsys):
     (tmp_path / "file").write_text("")
     for option in ("--report-html", "--junit-xml"):
-        assert main(["run", "--examples", "1", *FAST, option, str(tmp_path / "file" / "r.out")]) == 2
+        # The correct compactor on a fixed seed exits 0: an exit 2 can only come from the path.
+        assert main(["run", "--summarizer", CORRECT, "--examples", "1", "--seed", "3", *FAST,
+                     option, str(tmp_path / "file" / "r.out")]) == 2
         err = capsys.readouterr().err
-        assert option in err
+        assert option in err and "examples" not in err
 
 
 def test_a_corpus_entry_nobody_could_read_keeps_compare_from_saying_all_is_well(tmp_path):
     corpus = tmp_path / "corpus"
     corpus.mkdir()
     (corpus / "garbage.json").write_text("{not json")
-    code, document = _compare(tmp_path, CORRECT, CORRECT, "--corpus", str(corpus))
+    code, document = _compare(tmp_path, CORRECT, "harness.summarizers.ledgered:summarize", "--corpus", str(corpus))
     assert code == 4
     assert all("could not be read" in side["incomplete"] for side in document["sides"])
+
+
+def test_a_candidate_failing_every_call_is_new_though_the_baseline_failed_sometimes_the_same_way(tmp_path):
+    code, document = _compare(tmp_path, "tests._report_subjects:raises_sometimes", "tests._report_subjects:always_raises")
+    baseline, candidate = (side["report"]["infra_errors"] for side in document["sides"])
+    assert {e["kind"] for e in baseline} == {e["kind"] for e in candidate} == {"exception"}
+    assert 0 < len(baseline) < len(candidate)
+    assert code == 1
+    (against,) = document["against_baseline"]
+    assert [(item["where"], item["infra_kind"]) for item in against["new"]] == [("summarizer", "exception")]
+    assert "where the baseline answered" in against["new"][0]["detail"]
+
+
+def test_both_sides_failing_the_same_way_is_not_new_but_never_exit_0(tmp_path):
+    code, _ = _compare(tmp_path, "tests._report_subjects:always_raises", "tests._report_subjects:raises_sometimes")
+    assert code == 3
+
+
+def test_a_cut_short_candidate_fixes_nothing_it_did_not_reach(mutant_run):
+    import dataclasses
+    cut = dataclasses.replace(mutant_run, failures=(), incomplete="--max-time 1.5 s reached", examples_run=1)
+    comparison = Comparison((Side(MUTANT, mutant_run), Side("slow", cut)))
+    assert comparison.fixed(comparison.sides[1]) == {}
+    key = ("run", "negation-polarity", "prohibition")
+    assert comparison.holds(comparison.sides[1], key) == "?" and comparison.holds(comparison.sides[0], key) == "✗"
+    assert comparison.exit_code == 4
+
+
+def test_compare_refuses_a_summarizer_given_twice_and_mismatched_prompts(tmp_path, capsys):
+    assert main(["compare", "--summarizer", CORRECT, "--summarizer", CORRECT, *FAST]) == 2
+    assert "given twice" in capsys.readouterr().err
+    assert main(["compare", "--summarizer", "openai:m", "--summarizer", "openai:m", "--prompt", "a.txt",
+                 "--prompt", "b.txt", "--prompt", "c.txt", *FAST]) == 2
+    assert "once per --summarizer" in capsys.readouterr().err
+
+
+def test_a_typo_in_a_later_summarizer_is_found_before_the_baseline_runs(tmp_path, capsys):
+    assert main(["compare", "--summarizer", CORRECT, "--summarizer", str(tmp_path / "nope.py") + ":fn",
+                 "--examples", "5", "--max-turns", "200", "--inline"]) == 2
+    err = capsys.readouterr().err
+    assert "nope.py" in err and "running" not in err
+
+
+def test_an_oracle_that_judged_nothing_is_skipped_not_passed(junit_schema, tmp_path):
+    out = tmp_path / "t0.xml"
+    assert main(["run", "--summarizer", CORRECT, "--examples", "5", "--seed", "3", *FAST, "--trials", "0",
+                 "--junit-xml", str(out)]) == 0
+    xml = out.read_text()
+    junit_schema.validate(xml)
+    assert _cases(xml)["deterministic"] == "skipped"
+
+
+def test_report_renders_a_compare_report_on_its_own(tmp_path, capsys):
+    _, document = _compare(tmp_path, CORRECT, MUTANT)
+    source = tmp_path / f"compare-{CORRECT.rsplit(':', 1)[1]}.json"
+    out = tmp_path / "compare.html"
+    assert main(["report", str(source), "-o", str(out)]) == 0
+    page = out.read_text()
+    assert 'data-change="new"' in page and "negation-polarity" in page
+    assert main(["report", str(source), str(source), "-o", str(out)]) == 2
+    assert "compare report" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("damage, field", [
+    (lambda d: d.update(calls="x"), "'calls'"),
+    (lambda d: d["violations"][0]["elided"].append({"turn": 0, "merged_turns": 2, "tokens": "many"}), "tokens"),
+    (lambda d: d["violations"][0]["transcript"]["facts"][0].update(literals=5), "literals"),
+    (lambda d: d["violations"][0].update(round=True), "round"),
+    (lambda d: d.update(report_version=99), "report_version"),
+])
+def test_report_on_a_damaged_field_names_it(tmp_path, capsys, mutant_run, damage, field):
+    document = report_dict(mutant_run)
+    damage(document)
+    bad = tmp_path / "damaged.json"
+    bad.write_text(json.dumps(document))
+    assert main(["report", str(bad), "-o", str(tmp_path / "out.html")]) == 2
+    err = capsys.readouterr().err
+    assert "damaged.json" in err and field in err and "InternalError" not in err
+
+
+def test_one_file_for_two_outputs_or_over_an_input_is_refused(tmp_path, capsys):
+    same = str(tmp_path / "same.out")
+    assert main(["run", "--examples", "1", *FAST, "--report-json", same, "--junit-xml", same]) == 2
+    assert "cannot hold both" in capsys.readouterr().err
+    keep = tmp_path / "keep.json"
+    keep.write_text("{}")
+    assert main(["report", str(keep), "-o", str(keep)]) == 2
+    assert keep.read_text() == "{}"
+
+
+def test_the_legend_names_a_cliff_in_rounds_too_few_sessions_reach_to_be_charted():
+    from harness._app._html_report import render_html
+    from harness._app._survival import Survival, Tally
+    kept, lost = (("prohibition", Tally(2, 2, 0)),), (("prohibition", Tally(2, 0, 0)),)
+    survival = Survival()
+    for _ in range(28):
+        survival = survival.add((kept,) * 3)
+    for _ in range(2):  # two long sessions lose their prohibitions at round 15
+        survival = survival.add((kept,) * 14 + (lost,) * 2)
+    document = {"summarizer": "x", "violations": [], "exit_code": 1, "survival": survival.to_dict()}
+    page = render_html([("this run", document)])
+    assert "below 90% from round 15, reached by 2 session(s): past the chart" in page
+    assert 'class="cliff"' not in page  # the ring would sit off the chart: the legend says it instead
+
+
+def test_an_interrupt_ends_compare_after_the_side_it_stopped(monkeypatch):
+    import dataclasses
+    import harness._app._compare as compare_module
+    real = compare_module.run
+
+    def interrupted_run(config):
+        return dataclasses.replace(real(config), incomplete="interrupted")
+
+    monkeypatch.setattr(compare_module, "run", interrupted_run)
+    configs = [RunConfig(summarizer=spec, examples=2, max_turns=200, quiet=True, isolation="inline", seed=1)
+               for spec in (CORRECT, MUTANT)]
+    comparison = compare_module.compare(configs)
+    assert [side.label for side in comparison.sides] == [CORRECT]
+    assert comparison.not_run == (MUTANT,) and comparison.exit_code == 4

@@ -105,7 +105,7 @@ def _positive_number(name: str, maximum: float = 30 * 24 * 3600.0):
     return parse
 
 
-def _add_call_options(p: argparse.ArgumentParser) -> None:
+def _add_call_options(p: argparse.ArgumentParser, *, many: bool = False) -> None:
     """How the summarizer is called: shared by run, shrink and replay."""
     p.add_argument("--protocol", choices=PROTOCOLS, default=None,
                    help="messages: fn(messages, budget) -> messages | str; rich: fn(CompactionRequest) -> "
@@ -140,9 +140,11 @@ def _add_call_options(p: argparse.ArgumentParser) -> None:
     remote = p.add_argument_group("summarizers outside Python (openai:MODEL, http://HOST:PORT/PATH, cmd:COMMAND ...)")
     remote.add_argument("--base-url", metavar="URL", default=None,
                         help=f"openai: the OpenAI-compatible API's base URL (default {OPENAI_BASE_URL})")
-    remote.add_argument("--prompt", metavar="FILE", default=None,
+    remote.add_argument("--prompt", metavar="FILE", default=None, action="append" if many else "store",
                         help="openai: your compaction prompt, with {transcript}, {budget} and {obligations} "
-                             "placeholders (default: the bundled harness/summarizers/compaction_prompt.txt)")
+                             "placeholders (default: the bundled harness/summarizers/compaction_prompt.txt)"
+                             + ("; compare: once for every summarizer, or once per --summarizer in their order "
+                                "(a prompt change: the same openai:MODEL twice, two prompts)" if many else ""))
     remote.add_argument("--api-key-env", metavar="NAME", default=None,
                         help=f"openai: the environment variable holding the API key (default {API_KEY_ENV}); its "
                              f"value is never written anywhere")
@@ -185,7 +187,7 @@ def _add_summarizer_options(p: argparse.ArgumentParser, *, required: bool, many:
         p.add_argument("--summarizer", required=required, default=None if required else DEFAULT_SUMMARIZER,
                        metavar="SPEC", help="module:function or path/to/file.py:function"
                        + ("" if required else f" (default: the bundled example, {DEFAULT_SUMMARIZER})"))
-    _add_call_options(p)
+    _add_call_options(p, many=many)
     p.add_argument("--budget", type=_whole_number("--budget"), default=None, metavar="TOKENS",
                    help="token budget of the context; compaction fires at 80%% of it (default 2000; for shrink "
                         "given a corpus entry, the budget the entry records)")
@@ -355,10 +357,19 @@ def _config(args, **extra) -> RunConfig:
 
 def _check_paths(args) -> None:
     """Every path the command will write, checked before any work starts (so a finished run is never lost)."""
+    written: dict[str, str] = {}
     for name in ("report_json", "report_html", "junit_xml", "output"):
         if getattr(args, name, None) is not None:
             option = "--output" if name == "output" else "--" + name.replace("_", "-")
-            setattr(args, name, str(output_file(getattr(args, name), option=option)))
+            path = str(output_file(getattr(args, name), option=option))
+            if os.path.realpath(path) in written:
+                raise InvalidArgument(f"{option} {path!r} is also {written[os.path.realpath(path)]}: one file "
+                                      f"cannot hold both reports")
+            written[os.path.realpath(path)] = option
+            setattr(args, name, path)
+    for file in getattr(args, "files", None) or ():  # report: never write over a report it reads
+        if os.path.realpath(file) in written:
+            raise InvalidArgument(f"--output {file!r} is one of the reports to read: writing it would destroy it")
     if getattr(args, "corpus", None) is not None and args.command != "compare":  # compare only reads its corpus
         output_dir(args.corpus, option="--corpus")
     if getattr(args, "cache_dir", None) is not None:
@@ -366,28 +377,44 @@ def _check_paths(args) -> None:
 
 
 def _finish(result: RunResult, args, saver: CorpusSaver | None = None) -> int:
-    """Print the report, then write the report files; a failed write is reported without masking the verdict."""
+    """Write the report files, then print the report: a print that fails (a closed pipe) never leaves last
+    night's files in place of tonight's. A failed write is reported without masking the verdict."""
+    problems = _write_reports(report_dict(result), args)
     print(render_text(result))
     if saver is not None and saver.directory is not None:
         print(f"corpus {saver.directory}: {saver.saved} new entr{'y' if saver.saved == 1 else 'ies'}")
-    problems = list(saver.errors) if saver is not None else []
-    return _write_reports(report_dict(result), args, problems, result.exit_code)
+    return _report_problems((list(saver.errors) if saver is not None else []) + problems, result.exit_code)
 
 
-def _write_reports(document: dict, args, problems: list[str], code: int, *, seconds: float = 0.0) -> int:
-    """Write the JSON, HTML and JUnit reports asked for, each from ``document``; print what failed to be written."""
-    renderers = {
+def _write_reports(document: dict, args) -> list[str]:
+    """Write the JSON, HTML and JUnit reports asked for, each from ``document``."""
+    return _write_outputs(args, {
         "report_json": lambda: json.dumps(document, indent=2, ensure_ascii=False) + "\n",
         "report_html": lambda: render_html([("this run", document)], threshold=args.survival_threshold),
-        "junit_xml": lambda: run_junit(document, oracles=document.get("oracles", []), seconds=seconds),
-    }
+        "junit_xml": lambda: run_junit(document, oracles=document.get("oracles", []),
+                                       unjudged=document.get("unjudged", [])),
+    })
+
+
+def _write_outputs(args, renderers: dict) -> list[str]:
+    """Render and write each output file asked for; each failure (a full disk, a bug of ours in one
+    renderer) is one line of the returned list, and the other files are still written."""
+    problems = []
     for name, render in renderers.items():
         path = getattr(args, name, None)
-        if path:
-            try:
-                write_atomic(path, render())
-            except OSError as exc:
-                problems.append(f"PathError: --{name.replace('_', '-')} {path!r}: {exc.strerror or exc}")
+        if not path:
+            continue
+        option = f"--{name.replace('_', '-')}"
+        try:
+            write_atomic(path, render())
+        except OSError as exc:
+            problems.append(f"PathError: {option} {path!r}: {exc.strerror or exc}")
+        except Exception as exc:  # a bug of ours: the other reports are still written, and this is said
+            problems.append(f"InternalError: writing {option} {path!r}: {type(exc).__name__}: {exc}")
+    return problems
+
+
+def _report_problems(problems: list[str], code: int) -> int:
     for problem in problems:
         print(problem, file=sys.stderr)
     return EXIT_USAGE if problems and code == EXIT_OK else code
@@ -413,11 +440,11 @@ def _fuzz(args) -> int:
         return EXIT_OK
     saver = CorpusSaver(args.corpus, summarizer=config.summarizer, budget=config.budget)
     result = fuzz(fuzz_config, on_failure=saver)
+    problems = _write_reports(fuzz_report_dict(result), args)
     print(render_fuzz_text(result))
     if saver.directory is not None:
         print(f"corpus {saver.directory}: {saver.saved} new entr{'y' if saver.saved == 1 else 'ies'}")
-    return _write_reports(fuzz_report_dict(result), args, list(saver.errors), result.exit_code,
-                          seconds=result.stats.seconds)
+    return _report_problems(list(saver.errors) + problems, result.exit_code)
 
 
 def _replay(args) -> int:
@@ -450,45 +477,64 @@ def _replay(args) -> int:
 
 
 def _compare(args) -> int:
-    if len(args.summarizer) < 2:
+    specs = args.summarizer
+    if len(specs) < 2:
         raise InvalidArgument("compare needs --summarizer at least twice: the baseline, then what to compare with it")
+    prompts = args.prompt or [None]
+    if len(prompts) not in (1, len(specs)):
+        raise InvalidArgument(f"--prompt given {len(prompts)} times for {len(specs)} summarizers: give it once (for "
+                              f"all) or once per --summarizer, in the same order")
+    prompts = prompts * len(specs) if len(prompts) == 1 else prompts
+    sides = list(zip(specs, prompts))
+    twice = next((side for n, side in enumerate(sides) if side in sides[:n]), None)
+    if twice is not None:
+        raise InvalidArgument(f"--summarizer {twice[0]}" + (f" with --prompt {twice[1]}" if twice[1] else "")
+                              + " is given twice: comparing a summarizer with itself compares nothing (for a prompt "
+                                "change, give --prompt once per --summarizer)")
     if args.corpus is not None and not os.path.isdir(args.corpus):
         raise PathError(f"--corpus {args.corpus!r}: no such directory (compare replays an existing corpus)")
-    specs = args.summarizer
-    args.summarizer = specs[0]  # the shared options are checked and built once
-    config = _config(args, examples=args.examples, seed=args.seed, max_turns=args.max_turns, jobs=args.jobs)
-    n = len(specs)
-    comparison = compare(config, specs, corpus=args.corpus,
+    args.summarizer, args.prompt = specs[0], prompts[0]  # the shared options are checked and built once
+    base = _config(args, examples=args.examples, seed=args.seed, max_turns=args.max_turns, jobs=args.jobs)
+    configs = [dataclasses.replace(base, summarizer=spec, prompt=prompt) for spec, prompt in sides]
+    labels = [f"{spec} --prompt {prompt}" if len(set(prompts)) > 1 else spec for spec, prompt in sides]
+    comparison = compare(configs, labels=labels, corpus=args.corpus,
                          on_side=None if args.quiet else
-                         lambda i, spec: print(f"[{i}/{n}] running {printable(spec)}", file=sys.stderr))
-    print(printable(render_comparison_text(comparison)))
+                         lambda i, label: print(f"[{i}/{len(configs)}] running {printable(label)}", file=sys.stderr))
     document = comparison_dict(comparison)
-    problems = []
-    outputs = {
+    problems = _write_outputs(args, {
         "report_json": lambda: json.dumps(document, indent=2, ensure_ascii=False) + "\n",
         "report_html": lambda: render_html(
-            [(side["summarizer"], side["report"]) for side in document["sides"]],
+            [(side["summarizer"], dict(side["report"], corpus_replay=side["corpus"])) for side in document["sides"]],
             threshold=args.survival_threshold, title="compaction-harness compare",
             comparison=comparison_html(document, threshold=args.survival_threshold)),
         "junit_xml": lambda: compare_junit(document),
-    }
-    for name, render in outputs.items():
-        path = getattr(args, name, None)
-        if path:
-            try:
-                write_atomic(path, render())
-            except OSError as exc:
-                problems.append(f"PathError: --{name.replace('_', '-')} {path!r}: {exc.strerror or exc}")
-    for problem in problems:
-        print(problem, file=sys.stderr)
-    return EXIT_USAGE if problems and comparison.exit_code == EXIT_OK else comparison.exit_code
+    })
+    print(printable(render_comparison_text(comparison)))
+    return _report_problems(problems, comparison.exit_code)
 
 
 def _report(args) -> int:
-    reports = [(file, read_report(file, max_mb=args.max_file_mb)) for file in args.files]
-    write_atomic(args.output, render_html(reports, threshold=args.survival_threshold, title=args.title))
+    """Render saved reports; exit 0 once the page is written (each run's own status is on the page)."""
+    documents = [(file, read_report(file, max_mb=args.max_file_mb)) for file in args.files]
+    compared = [file for file, d in documents if "comparison_version" in d]
+    if compared and len(documents) > 1:
+        raise InvalidArgument(f"{compared[0]} is a compare report: render it on its own (report {compared[0]} -o FILE)")
+    if compared:
+        document = documents[0][1]
+        reports = [(side["summarizer"], dict(side["report"], corpus_replay=side.get("corpus")))
+                   for side in document["sides"]]
+        page = render_html(reports, threshold=args.survival_threshold, title=args.title or "compaction-harness compare",
+                           comparison=comparison_html(document, threshold=args.survival_threshold))
+    else:
+        reports = documents
+        page = render_html(reports, threshold=args.survival_threshold, title=args.title)
+    write_atomic(args.output, page)
     violations = sum(len(d["violations"]) for _, d in reports)
-    print(f"wrote {args.output}: {len(reports)} report(s), {violations} failure(s)")
+    crashed = sum(1 for _, d in reports if d.get("infra_errors"))
+    incomplete = sum(1 for _, d in reports if d.get("incomplete"))
+    print(f"wrote {args.output}: {len(reports)} report(s), {violations} failure(s)"
+          + (f", {crashed} with summarizer failures" if crashed else "")
+          + (f", {incomplete} incomplete" if incomplete else ""))
     return EXIT_OK
 
 

@@ -19,7 +19,7 @@ from typing import Any
 
 from harness._app._replay import Replay, replay_corpus
 from harness._app._report import report_dict
-from harness._app._runner import RunConfig, RunResult, run
+from harness._app._runner import RunConfig, RunResult, open_summarizer, run
 
 __all__ = ["Side", "Comparison", "compare", "comparison_dict", "render_comparison_text", "COMPARISON_VERSION"]
 
@@ -33,11 +33,16 @@ FailureKey = tuple[str, str, str]
 
 @dataclass(frozen=True)
 class Side:
-    """One summarizer's run and, with ``--corpus``, its replay of the corpus."""
+    """One summarizer's run and, with ``--corpus``, its replay of the corpus. ``label`` names it in reports
+    (its spec, with its prompt when the sides differ only by ``--prompt``)."""
 
-    spec: str
+    label: str
     run: RunResult
     replay: Replay | None = None
+
+    @property
+    def spec(self) -> str:
+        return self.run.config.summarizer
 
     def failures(self) -> dict[FailureKey, str]:
         """Every failure this side has, with a line saying what it is."""
@@ -45,14 +50,30 @@ class Side:
         for f in self.run.failures:
             out[("run", f.invariant, f.fact_kind or "structure")] = f"{f.detail} (minimal transcript: " \
                                                                     f"{len(f.transcript.turns)} turns)"
-        for e in self.run.infra_errors:
-            out.setdefault(("summarizer", e.kind, ""), e.message)
+        for kind, where in self.infra_where().items():
+            first = next(e.message for e in self.run.infra_errors if e.kind == kind) \
+                if any(e.kind == kind for e in self.run.infra_errors) else \
+                next(o.detail for o in self.replay.outcomes if o.status == "infra" and _infra_kind(o.detail) == kind)
+            out[("summarizer", kind, "")] = f"in {len(where)} place(s): {first}"
         for o in self.replay.outcomes if self.replay is not None else ():
             if o.status == "failing":
                 out[("corpus", o.path.name, o.entry.invariant)] = o.detail
-            elif o.status == "infra":
-                out.setdefault(("summarizer", o.detail.split(":", 1)[0], ""), o.detail)
         return out
+
+    def infra_where(self) -> dict[str, frozenset[str]]:
+        """Per kind of summarizer failure, where it happened: "example N" of the run, "entry X" of the corpus
+        (one seed for all sides, so example N is the same transcript on every side)."""
+        out: dict[str, set[str]] = {}
+        for e in self.run.infra_errors:
+            out.setdefault(e.kind, set()).add(f"example {e.example}")
+        for o in self.replay.outcomes if self.replay is not None else ():
+            if o.status == "infra":
+                out.setdefault(_infra_kind(o.detail), set()).add(f"entry {o.path.name}")
+        return {kind: frozenset(where) for kind, where in out.items()}
+
+    @property
+    def interrupted(self) -> bool:
+        return self.run.incomplete == "interrupted" or (self.replay is not None and self.replay.interrupted)
 
     @property
     def incomplete(self) -> str | None:
@@ -67,48 +88,90 @@ class Side:
         return None
 
 
+def _infra_kind(detail: str) -> str:
+    return detail.split(":", 1)[0]
+
+
 @dataclass(frozen=True)
 class Comparison:
-    """Every side, the first being the baseline; ``new``/``fixed`` per later side, against the baseline."""
+    """Every side, the first being the baseline; ``new``/``fixed`` per later side, against the baseline.
+    ``not_run`` names the sides an interrupt kept from running."""
 
     sides: tuple[Side, ...]
+    not_run: tuple[str, ...] = ()
 
     @property
     def baseline(self) -> Side:
         return self.sides[0]
 
     def new(self, side: Side) -> dict[FailureKey, str]:
-        """Failures ``side`` has that the baseline does not."""
+        """Failures ``side`` has that the baseline does not; a summarizer failure is new where the baseline
+        answered (a baseline that failed once does not excuse a side that fails every time)."""
         base = self.baseline.failures()
-        return {k: v for k, v in side.failures().items() if k not in base}
+        base_where = self.baseline.infra_where()
+        out = {}
+        for key, detail in side.failures().items():
+            if key not in base:
+                out[key] = detail
+            elif key[0] == "summarizer":
+                extra = side.infra_where()[key[1]] - base_where.get(key[1], frozenset())
+                if extra:
+                    out[key] = f"in {len(extra)} place(s) where the baseline answered (first: {min(extra)}); {detail}"
+        return out
 
     def fixed(self, side: Side) -> dict[FailureKey, str]:
-        """Failures of the baseline that ``side`` no longer has (a corpus entry only when it judged it fixed)."""
+        """Failures of the baseline that ``side`` was judged not to have: never claimed for a side that did not
+        judge everything (a cut-short run has not reached them), a corpus entry only when judged fixed."""
         mine = side.failures()
         judged_fixed = {o.path.name for o in (side.replay.outcomes if side.replay else ()) if o.status == "fixed"}
+        complete = side.incomplete is None
         return {k: v for k, v in self.baseline.failures().items()
-                if k not in mine and (k[0] != "corpus" or k[1] in judged_fixed)}
+                if k not in mine and (k[1] in judged_fixed if k[0] == "corpus" else complete)}
+
+    def holds(self, side: Side, key: FailureKey) -> str:
+        """``side``'s mark for one failure: "✗" has it, "✓" judged not to, "?" not reached (cut short)."""
+        if key in side.failures():
+            return "✗"
+        if key[0] == "corpus":
+            status = next((o.status for o in (side.replay.outcomes if side.replay else ()) if o.path.name == key[1]),
+                          None)
+            return "✓" if status == "fixed" else "?"
+        return "✓" if side.incomplete is None else "?"
 
     @property
     def exit_code(self) -> int:
-        """1 when a later side introduces a failure; else 4 when some side was not judged completely; else 0."""
+        """As ``run``'s: 1 a later side introduces a failure; 3 some side's summarizer itself failed; 4 some side
+        was not judged completely (or not run at all); 0 only when every side was judged cleanly."""
         if any(self.new(side) for side in self.sides[1:]):
             return 1
-        return 4 if any(side.incomplete for side in self.sides) else 0
+        if any(side.infra_where() for side in self.sides):
+            return 3
+        return 4 if self.not_run or any(side.incomplete for side in self.sides) else 0
 
 
-def compare(config: RunConfig, summarizers: Sequence[str], *, corpus: str | None = None,
+def compare(configs: Sequence[RunConfig], *, labels: Sequence[str] | None = None, corpus: str | None = None,
             on_side: Callable[[int, str], None] | None = None) -> Comparison:
-    """Run each summarizer with ``config`` (one seed for all) and replay ``corpus`` with each."""
-    seed = config.seed if config.seed is not None else secrets.randbits(32)
-    sides = []
-    for n, spec in enumerate(summarizers, 1):
+    """Run each configuration (one seed for all) and replay ``corpus`` with each.
+
+    Every summarizer is opened (loaded, its worker started) before any runs, so a typo in the last spec
+    is an error at once, not after the baseline's hour. An interrupt ends the comparison after the side
+    it stopped: the sides not run are named and the comparison exits 4.
+    """
+    labels = list(labels or [c.summarizer for c in configs])
+    seed = configs[0].seed if configs[0].seed is not None else secrets.randbits(32)
+    configs = [dataclasses.replace(c, seed=seed) for c in configs]
+    for config in configs:
+        with open_summarizer(config):
+            pass
+    sides: list[Side] = []
+    for n, (config, label) in enumerate(zip(configs, labels), 1):
         if on_side is not None:
-            on_side(n, spec)
-        side_config = dataclasses.replace(config, summarizer=spec, seed=seed)
-        result = run(side_config)
-        replay = replay_corpus(corpus, side_config) if corpus is not None else None
-        sides.append(Side(spec, result, replay))
+            on_side(n, label)
+        result = run(config)
+        replay = replay_corpus(corpus, config) if corpus is not None and result.incomplete != "interrupted" else None
+        sides.append(Side(label, result, replay))
+        if sides[-1].interrupted:
+            return Comparison(tuple(sides), tuple(labels[n:]))
     return Comparison(tuple(sides))
 
 
@@ -121,24 +184,33 @@ def _key_text(key: FailureKey) -> str:
     return f"the summarizer itself failed ({a})"
 
 
+_VERDICTS = {1: "a later summarizer introduces failures the baseline did not have",
+             3: "no new failure, but a summarizer itself failed (raised, hung, returned garbage) somewhere",
+             4: "no new failure in what was judged, but not everything was judged",
+             0: "no new failure"}
+
+
 def comparison_dict(comparison: Comparison) -> dict[str, Any]:
     """The JSON of ``compare``: each side's full report, and per later side what is new and what is fixed."""
     base = comparison.baseline
+    rows = sorted({k for side in comparison.sides for k in side.failures()})
     return {
         "comparison_version": COMPARISON_VERSION,
-        "baseline": base.spec,
+        "baseline": base.label,
         "seed": base.run.seed,
-        "sides": [{"summarizer": s.spec, "report": report_dict(s.run),
+        "verdict": _VERDICTS[comparison.exit_code],
+        "sides": [{"summarizer": s.label, "report": report_dict(s.run),
                    "corpus": None if s.replay is None else
                    [{"entry": o.path.name, "invariant": o.entry.invariant, "status": o.status, "detail": o.detail}
                     for o in s.replay.outcomes],
                    "incomplete": s.incomplete} for s in comparison.sides],
-        "against_baseline": [{"summarizer": s.spec,
+        "not_run": list(comparison.not_run),
+        "against_baseline": [{"summarizer": s.label,
                               "new": [_key_dict(k, v) for k, v in sorted(comparison.new(s).items())],
                               "fixed": [_key_dict(k, v) for k, v in sorted(comparison.fixed(s).items())]}
                              for s in comparison.sides[1:]],
-        "matrix": [{"failure": _key_text(k), "has": [k in side.failures() for side in comparison.sides]}
-                   for k in sorted({k for side in comparison.sides for k in side.failures()})],
+        "matrix": [{"failure": _key_text(k), "marks": [comparison.holds(side, k) for side in comparison.sides]}
+                   for k in rows],
         "kept_per_kind": [{"kind": kind, "kept": [_kept(side, kind) for side in comparison.sides]}
                           for kind in sorted({kind for side in comparison.sides for kind in side.run.survival.kinds()})],
         "exit_code": comparison.exit_code,
@@ -163,20 +235,22 @@ def _kept(side: Side, kind: str) -> str:
 
 def render_comparison_text(comparison: Comparison) -> str:
     """What a person reads: per summarizer its failures, then per later side what is new and fixed."""
-    lines = [f"compaction-harness compare · seed {comparison.baseline.run.seed} · baseline {comparison.baseline.spec}"]
+    lines = [f"compaction-harness compare · seed {comparison.baseline.run.seed} · baseline {comparison.baseline.label}"]
     for i, side in enumerate(comparison.sides, 1):
         run_ = side.run
-        lines.append(f"[{i}] {side.spec}: {run_.examples_run} examples, {len(run_.failures)} distinct violation(s), "
+        lines.append(f"[{i}] {side.label}: {run_.examples_run} examples, {len(run_.failures)} distinct violation(s), "
                      f"{len(run_.infra_errors)} summarizer failure(s)"
                      + (f", corpus {sum(o.status == 'failing' for o in side.replay.outcomes)} of "
                         f"{len(side.replay.outcomes)} entries failing" if side.replay is not None else "")
                      + (f" · incomplete: {side.incomplete}" if side.incomplete else ""))
+    for label in comparison.not_run:
+        lines.append(f"[-] {label}: not run (interrupted)")
     rows = sorted({k for side in comparison.sides for k in side.failures()})
     width = max([len(_key_text(k)) for k in rows] + [28])
     columns = "  ".join(f"{f'[{i + 1}]':>4}" for i in range(len(comparison.sides)))
-    lines += ["", f"{'failure (✗ has it)':<{width}}  {columns}"]
+    lines += ["", f"{'failure (✗ has it, ? not reached)':<{width}}  {columns}"]
     for key in rows:
-        marks = "  ".join(f"{'✗' if key in side.failures() else '✓':>4}" for side in comparison.sides)
+        marks = "  ".join(f"{comparison.holds(side, key):>4}" for side in comparison.sides)
         lines.append(f"{_key_text(key):<{width}}  {marks}")
     if not rows:
         lines.append("(no summarizer failed anything)")
@@ -188,12 +262,9 @@ def render_comparison_text(comparison: Comparison) -> str:
     for side in comparison.sides[1:]:
         new, fixed = comparison.new(side), comparison.fixed(side)
         lines.append("")
-        lines.append(f"{side.spec} against {comparison.baseline.spec}: {len(new)} new, {len(fixed)} fixed")
+        lines.append(f"{side.label} against {comparison.baseline.label}: {len(new)} new, {len(fixed)} fixed")
         lines += [f"  new   ✗ {_key_text(k)}: {v}" for k, v in sorted(new.items())]
         lines += [f"  fixed ✓ {_key_text(k)}" for k in sorted(fixed)]
     lines.append("")
-    verdict = {1: "a later summarizer introduces failures the baseline did not have",
-               4: "no new failure in what was judged, but not everything was judged",
-               0: "no new failure"}[comparison.exit_code]
-    lines.append(verdict)
+    lines.append(_VERDICTS[comparison.exit_code])
     return "\n".join(lines)

@@ -15,12 +15,17 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
+from harness._base._codec import transcript_from_dict
 from harness._base._errors import SchemaError
+from harness._base._schema import Reader
 from harness._base._files import DEFAULT_MAX_FILE_MB, read_json_file
+from harness._base._wholetoken import token_spans
+from harness._app._report import REPORT_VERSION, printable
 from harness._app._survival import Survival, survival_from_dict
 from harness._app._survival_chart import DEFAULT_THRESHOLD, kind_colour, survival_svg
 
-__all__ = ["render_html", "read_report", "report_survival", "comparison_html", "charted_rounds", "Report"]
+__all__ = ["render_html", "read_report", "check_report", "report_survival", "comparison_html", "charted_rounds",
+           "Report"]
 
 #: A JSON report and where it came from (a file name, or "this run").
 Report = tuple[str, dict[str, Any]]
@@ -95,6 +100,11 @@ document.addEventListener('click', function (event) {
 });
 """
 
+def _e(value: Any) -> str:
+    """Any value as HTML text: escaped, with control characters (escape codes, NUL) shown, never sent raw."""
+    return escape(printable(str(value)))
+
+
 # Nothing may be fetched: styles and the script are inline, images would be data: URLs.
 _CSP = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:"
 
@@ -104,34 +114,81 @@ def render_html(reports: Sequence[Report], *, threshold: float = DEFAULT_THRESHO
     """One page for one or more JSON reports (``comparison`` is extra HTML placed first, from ``compare``)."""
     heading = title or ("compaction-harness report" if len(reports) == 1 else
                         f"compaction-harness: {len(reports)} reports")
-    body = [f"<h1>{escape(heading)}</h1>", comparison]
-    if len(reports) > 1:
+    body = [f"<h1>{_e(heading)}</h1>", comparison]
+    if len(reports) > 1 and not comparison:  # a comparison has its own table of the sides, corpus included
         body.append(_runs_table(reports))
     for n, (source, document) in enumerate(reports):
         body.append(_run_section(source, document, threshold, anchor=f"run{n + 1}", many=len(reports) > 1))
     return (f'<!doctype html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
             f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">\n'
-            f'<meta name="viewport" content="width=device-width, initial-scale=1">\n<title>{escape(heading)}</title>\n'
+            f'<meta name="viewport" content="width=device-width, initial-scale=1">\n<title>{_e(heading)}</title>\n'
             f"<style>{_STYLE}</style>\n</head>\n<body>\n<main>\n" + "\n".join(body)
             + f"\n</main>\n<script>{_SCRIPT}</script>\n</body>\n</html>\n")
 
 
 def read_report(path: str | Path, *, max_mb: float = DEFAULT_MAX_FILE_MB) -> dict[str, Any]:
-    """A JSON report written by ``--report-json``, checked enough to render; errors name the file and field."""
+    """A JSON report written by ``--report-json`` (run, shrink, fuzz) or ``compare --report-json``, checked
+    field by field for what the page reads; every error names the file and the field."""
     data = read_json_file(path, max_mb=max_mb)
-    if not isinstance(data, dict):
-        raise SchemaError("(top level)", "a JSON report object written by --report-json", data, source=str(path))
-    for name, kind, what in (("summarizer", str, "a string"), ("violations", list, "a list"),
-                             ("exit_code", int, "a whole number")):
-        if not isinstance(data.get(name), kind):
-            raise SchemaError(name, f"{what} (is this a report written by --report-json?)", data.get(name),
-                              source=str(path))
-    for i, v in enumerate(data["violations"]):
-        if not isinstance(v, dict) or not isinstance(v.get("invariant"), str):
-            raise SchemaError(f"violations[{i}]", "an object with an 'invariant'", v, source=str(path))
-    if "survival" in data:
-        survival_from_dict(data["survival"], source=str(path))
+    source = str(path)
+    if isinstance(data, dict) and "comparison_version" in data:
+        r = Reader(data, source=source)
+        if r.int("comparison_version") != 1:
+            r.fail("comparison_version", "1 (a compare report this harness reads)", data["comparison_version"])
+        r.str("baseline")
+        for n, side in enumerate(r.children("sides")):
+            side.str("summarizer")
+            check_report(data["sides"][n]["report"], f"{source}: sides[{n}].report")
+        for against in r.children("against_baseline"):
+            against.str("summarizer")
+            for key in ("new", "fixed"):
+                for item in against.children(key):
+                    item.str("where")
+                    item.str("detail")
+        return data
+    check_report(data, source)
     return data
+
+
+def check_report(data: Any, source: str) -> None:
+    """Raise ``SchemaError`` naming the field when ``data`` is not a run's JSON report the page can draw."""
+    if not isinstance(data, dict):
+        raise SchemaError("(top level)", "a JSON report object written by --report-json", data, source=source)
+    r = Reader(data, source=source)
+    version = r.int("report_version", default=1)
+    if not 1 <= version <= REPORT_VERSION:
+        r.fail("report_version", f"1 to {REPORT_VERSION} (written by a newer compaction-harness?)", version)
+    r.str("summarizer")
+    r.int("exit_code")
+    for n, v in enumerate(r.children("violations")):
+        v.str("invariant")
+        for key in ("fact_kind", "fact_id", "detail", "expected", "found", "reproduce", "severity", "rate",
+                    "shrink_stopped"):
+            v.optional_str(key)
+        for key in ("round", "boundary", "budget", "original_turns", "shrink_checks", "shrink_summarizer_calls"):
+            v.optional_int(key)
+        for e in v.children("elided", default=[]):
+            e.int("turn")
+            e.int("merged_turns")
+            e.int("tokens")
+        transcript_from_dict(data["violations"][n].get("transcript"), source=f"{source}: violations[{n}].transcript")
+        context = v.child("context", optional=True)
+        if context is not None:
+            for m in context.children("messages"):
+                m.optional_str("content")
+    calls = r.child("calls", optional=True)
+    if calls is not None:
+        for key in ("calls", "prompt_tokens", "completion_tokens"):
+            calls.int(key, default=0)
+    for e in r.children("infra_errors", default=[]):
+        e.str("kind")
+        e.str("message")
+    r.str_list("warnings", default=[])
+    degradations = r._get("degradations", {})
+    if not isinstance(degradations, dict) or not all(isinstance(n, int) for n in degradations.values()):
+        r.fail("degradations", "an object mapping oracle ids to counts", degradations)
+    if "survival" in data:
+        survival_from_dict(data["survival"], source=source)
 
 
 def report_survival(document: dict[str, Any], source: str) -> Survival | None:
@@ -145,9 +202,9 @@ def _runs_table(reports: Sequence[Report]) -> str:
     rows = []
     for n, (source, d) in enumerate(reports, 1):
         code = d.get("exit_code")
-        rows.append(f'<tr><td><a href="#run{n}">{escape(source)}</a></td><td>{escape(str(d.get("summarizer")))}</td>'
-                    f'<td>{escape(str(d.get("seed")))}</td><td>{escape(str(d.get("examples_run")))}</td>'
-                    f'<td>{len(d.get("violations", []))}</td><td class="status-{code}">{escape(_EXIT.get(code, str(code)))}'
+        rows.append(f'<tr><td><a href="#run{n}">{_e(source)}</a></td><td>{_e(d.get("summarizer"))}</td>'
+                    f'<td>{_e(d.get("seed"))}</td><td>{_e(d.get("examples_run"))}</td>'
+                    f'<td>{len(d.get("violations", []))}</td><td class="status-{code}">{_e(_EXIT.get(code, str(code)))}'
                     f"</td></tr>")
     return ('<h2>Reports</h2><div class="scroll"><table class="diff"><tr><th>report</th><th>summarizer</th><th>seed</th>'
             "<th>examples</th><th>violations</th><th>status</th></tr>" + "".join(rows) + "</table></div>")
@@ -156,7 +213,7 @@ def _runs_table(reports: Sequence[Report]) -> str:
 def _run_section(source: str, d: dict[str, Any], threshold: float, *, anchor: str, many: bool) -> str:
     out = [f'<section id="{anchor}">']
     if many:
-        out.append(f"<h2>{escape(source)}: {escape(str(d.get('summarizer')))}</h2>")
+        out.append(f"<h2>{_e(source)}: {_e(d.get('summarizer'))}</h2>")
     out.append(_summary(d))
     out.append(_survival_section(d, source, threshold))
     violations = d.get("violations", [])
@@ -164,6 +221,8 @@ def _run_section(source: str, d: dict[str, Any], threshold: float, *, anchor: st
     if not violations:
         out.append('<p class="muted">No invariant was violated in what was judged.</p>')
     out.extend(_failure(v, i, anchor) for i, v in enumerate(violations))
+    if d.get("corpus_replay") is not None:
+        out.append(_corpus_replay(d["corpus_replay"]))
     out.append(_degradations(d))
     out.append(_infra(d))
     out.append("</section>")
@@ -185,8 +244,8 @@ def _summary(d: dict[str, Any]) -> str:
         items.append(("calls to first failure", d["first_failure_calls"]))
     code = d.get("exit_code")
     items.append(("exit status", f"{code}: {_EXIT.get(code, 'unknown')}"))
-    cells = "".join(f'<div{_WIDE if name == "summarizer" else ""}><dt>{escape(name)}</dt>'
-                    f'<dd{_status(name, code)}>{escape(str(value))}</dd></div>' for name, value in items)
+    cells = "".join(f'<div{_WIDE if name == "summarizer" else ""}><dt>{_e(name)}</dt>'
+                    f'<dd{_status(name, code)}>{_e(value)}</dd></div>' for name, value in items)
     return f'<dl class="summary">{cells}</dl>'
 
 
@@ -208,16 +267,19 @@ def _survival_section(d: dict[str, Any], source: str, threshold: float) -> str:
     legend = []
     for i, kind in enumerate(survival.kinds()):
         colour, _ = kind_colour(i)
-        cliff = charted.cliff(kind, threshold)
+        cliff = survival.cliff(kind, threshold)  # over every round, charted or not
         note = f"below {threshold:.0%} from round {cliff + 1}" if cliff is not None else f"never below {threshold:.0%}"
-        legend.append(f'<li data-kind="{escape(kind)}"><span class="swatch" style="background:{colour}"></span>'
-                      f"{escape(kind)} <span class=\"muted\">({note})</span></li>")
+        if cliff is not None and cliff >= len(charted.rounds):
+            note += f", reached by {survival.sessions[cliff]} session(s): past the chart, in the numbers below"
+        legend.append(f'<li data-kind="{_e(kind)}"><span class="swatch" style="background:{colour}"></span>'
+                      f"{_e(kind)} <span class=\"muted\">({note})</span></li>")
     left_out = (f" Rounds {len(charted.rounds) + 1} to {len(survival.rounds)} were reached by fewer than {cutoff} "
                 f"sessions and are left out of the chart (they are in the numbers below)."
                 if len(charted.rounds) < len(survival.rounds) else "")
     return (head + f'<p class="muted">Share of the live obligations of each kind that the summarizer kept (bent ones '
             f"counted as kept) after each compaction, over every session of the run ({survival.sessions[0]} "
-            f"sessions compacted at least once); a ring marks the first round below the threshold.{left_out}</p>"
+            f"sessions compacted at least once); a ring marks the first round below the threshold. A kind is "
+            f"counted only when a selected oracle reports its losses (Oracle.retention).{left_out}</p>"
             f'<div class="chart">{survival_svg(charted, threshold)}</div><ul class="legend">{"".join(legend)}</ul>'
             + _survival_numbers(survival, threshold))
 
@@ -241,7 +303,7 @@ def _survival_numbers(survival: Survival, threshold: float) -> str:
             share = survival.share(kind, r)
             below = ' class="below"' if share is not None and share < threshold else ""
             cells.append(f"<td{below}>{t.kept + t.bent}/{t.live}</td>" if t.live else "<td></td>")
-        rows.append(f"<tr><th>{escape(kind)}</th>{''.join(cells)}</tr>")
+        rows.append(f"<tr><th>{_e(kind)}</th>{''.join(cells)}</tr>")
     return ('<details><summary>The numbers (kept/live per round)</summary><div class="scroll"><table class="numbers">'
             f"<tr><th>kind \\ round</th>{head}</tr>{''.join(rows)}</table></div></details>")
 
@@ -255,27 +317,27 @@ def _failure(v: dict[str, Any], index: int, anchor: str) -> str:
     where = (f"compaction {v['round'] + 1}, after turn {v.get('boundary')}" if isinstance(v.get("round"), int)
              else "across the session")
     kind = v.get("fact_kind") or "structure"
-    out = [f'<article class="failure" id="{anchor}-failure{index + 1}" data-invariant="{escape(v["invariant"])}">',
-           f'<h3>✗ {escape(v["invariant"])} — {escape(str(kind))} <span class="muted">({escape(str(v.get("severity")))}; '
-           f"{escape(where)})</span></h3>", f"<p>{escape(str(v.get('detail', '')))}</p>"]
+    out = [f'<article class="failure" id="{anchor}-failure{index + 1}" data-invariant="{_e(v["invariant"])}">',
+           f'<h3>✗ {_e(v["invariant"])} — {_e(kind)} <span class="muted">({_e(v.get("severity"))}; '
+           f"{_e(where)})</span></h3>", f"<p>{_e(v.get('detail', ''))}</p>"]
     evidence = [(name, v.get(key)) for name, key in (("expected", "expected"), ("found", "found")) if v.get(key)]
     if evidence:
         out.append('<table class="evidence-table">' + "".join(
-            f"<tr><th>{name}</th><td>{escape(str(value))}</td></tr>" for name, value in evidence) + "</table>")
+            f"<tr><th>{name}</th><td>{_e(value)}</td></tr>" for name, value in evidence) + "</table>")
     turns = transcript.get("turns", [])
     original = v.get("original_turns")
     budget = f", fails at budget {v['budget']}" if v.get("budget") else ""
-    out.append(f'<p class="muted">Minimal transcript: {len(turns)} turns (first seen in {escape(str(original))}), '
-               f"{len(facts)} obligation(s){escape(budget)}; shrunk in {escape(str(v.get('shrink_checks')))} checks, "
-               f"{escape(str(v.get('shrink_summarizer_calls')))} new summarizer calls"
-               + (f"; {escape(str(v['rate']))}" if v.get("rate") else "") + "</p>")
+    out.append(f'<p class="muted">Minimal transcript: {len(turns)} turns (first seen in {_e(original)}), '
+               f"{len(facts)} obligation(s){_e(budget)}; shrunk in {_e(v.get('shrink_checks'))} checks, "
+               f"{_e(v.get('shrink_summarizer_calls'))} new summarizer calls"
+               + (f"; {_e(v['rate'])}" if v.get("rate") else "") + "</p>")
     if v.get("shrink_stopped"):
-        out.append(f'<p class="notice">Shrinking stopped early ({escape(str(v["shrink_stopped"]))}): this is the '
+        out.append(f'<p class="notice">Shrinking stopped early ({_e(v["shrink_stopped"])}): this is the '
                    f"smallest failing transcript found so far.</p>")
     out.append(_turns(turns, facts, failing, v.get("elided") or []))
     out.append(_context(v, facts, failing))
     command = str(v.get("reproduce", ""))
-    out.append(f'<div class="reproduce"><pre><code>{escape(command)}</code></pre>'
+    out.append(f'<div class="reproduce"><pre><code>{_e(command)}</code></pre>'
                f'<button class="copy" type="button" data-copy="{escape(command, quote=True)}">Copy</button></div>')
     out.append("</article>")
     return "\n".join(out)
@@ -289,28 +351,28 @@ def _turns(turns: list, facts: list, failing: dict | None, elided: list) -> str:
     for i, turn in enumerate(turns):
         if not isinstance(turn, dict):
             continue
-        role = escape(str(turn.get("role", "?")))
+        role = _e(turn.get("role", "?"))
         if i in merged:
             e = merged[i]
-            items.append(f'<li class="elided"><span class="role">[{i}] {role}</span>… {e.get("tokens", 0):,} tokens of '
-                         f"unrelated work ({e.get('merged_turns', '?')} turns merged)</li>")
+            items.append(f'<li class="elided"><span class="role">[{i}] {role}</span>… {_e(e.get("tokens", "?"))} tokens '
+                         f"of unrelated work ({_e(e.get('merged_turns', '?'))} turns merged)</li>")
             continue
         fact = stated_at.get(i)
         needles = [(lit, "obligation") for lit in (fact or {}).get("literals", []) if isinstance(lit, str)]
         text = _highlight(str(turn.get("text", "")), needles)
-        calls = "".join(f' <code>[call {escape(str(c.get("name")))} id={escape(str(c.get("id")))}]</code>'
+        calls = "".join(f' <code>[call {_e(c.get("name"))} id={_e(c.get("id"))}]</code>'
                         for c in turn.get("tool_calls", []) if isinstance(c, dict))
-        answer = f' <code>[result for {escape(str(turn["tool_call_id"]))}]</code>' if turn.get("tool_call_id") else ""
+        answer = f' <code>[result for {_e(turn["tool_call_id"])}]</code>' if turn.get("tool_call_id") else ""
         cls = ""
         if fact is not None:
             cls = ' class="stated"'
             owner = "the failing obligation" if fact is failing else "an obligation"
-            text += f' <span class="muted">← {owner} {escape(str(fact.get("id")))} ({escape(str(fact.get("kind")))}) ' \
+            text += f' <span class="muted">← {owner} {_e(fact.get("id"))} ({_e(fact.get("kind"))}) ' \
                     f"stated here</span>"
         ended = ended_at.get(i)
         if ended is not None and ended is not fact:
-            text += (f' <span class="muted">← {escape(str(ended.get("id")))} '
-                     f'{escape(str((ended.get("fate") or {}).get("status")))} here</span>')
+            text += (f' <span class="muted">← {_e(ended.get("id"))} '
+                     f'{_e((ended.get("fate") or {}).get("status"))} here</span>')
         items.append(f'<li{cls} data-turn="{i}"><span class="role">[{i}] {role}</span>{text}{calls}{answer}</li>')
     return '<h4>Minimal transcript</h4><ol class="turns">' + "".join(items) + "</ol>"
 
@@ -330,10 +392,11 @@ def _context(v: dict[str, Any], facts: list, failing: dict | None) -> str:
     for fact in facts:
         cls = "bent" if fact is failing else "kept"
         needles += [(lit, cls) for lit in fact.get("literals", []) if isinstance(lit, str)]
-    lost = [lit for lit in (failing or {}).get("literals", []) if isinstance(lit, str) and lit not in text]
+    lost = [lit for lit in (failing or {}).get("literals", []) if isinstance(lit, str)
+            and next(token_spans(text, lit), None) is None]
     notes = ""
     if lost:
-        notes = '<p class="lost">Lost: ' + ", ".join(f"<code>{escape(lit)}</code>" for lit in lost) + \
+        notes = '<p class="lost">Lost: ' + ", ".join(f"<code>{_e(lit)}</code>" for lit in lost) + \
                 " (the obligation's words appear nowhere in what came back)</p>"
     key = ('<p class="muted">Marked: <mark class="evidence">what the oracle found</mark>, <mark class="bent">the failing '
            'obligation\'s words</mark>, <mark class="kept">other obligations\' words that survived</mark>.</p>')
@@ -341,22 +404,30 @@ def _context(v: dict[str, Any], facts: list, failing: dict | None) -> str:
     return f'<h4>What the summarizer returned</h4>{key}<div class="context">{shown}</div>{notes}'
 
 
+def _occurrences(text: str, needle: str):
+    start = text.find(needle)
+    while start != -1:
+        yield start, start + len(needle)
+        start = text.find(needle, start + len(needle))
+
+
 def _highlight(text: str, needles: Sequence[tuple[str, str]]) -> str:
     """``text`` escaped, with each occurrence of a needle wrapped in ``<mark class=...>``; earlier needles win
     where they overlap, then longer ones."""
+    text = printable(text)
     spans: list[tuple[int, int, str]] = []
     taken = [False] * len(text)
-    for rank, (needle, cls) in enumerate(needles):
+    for needle, cls in needles:
+        needle = printable(needle)
         if not needle.strip():
             continue
-        start = text.find(needle)
-        while start != -1:
-            end = start + len(needle)
+        # As the oracles read literals: whole tokens ("6.24.1" is not in "6.24.10"); evidence as it was quoted.
+        found = token_spans(text, needle) if cls != "evidence" else _occurrences(text, needle)
+        for start, end in found:
             if not any(taken[start:end]):
                 spans.append((start, end, cls))
                 for i in range(start, end):
                     taken[i] = True
-            start = text.find(needle, end)
     out, at = [], 0
     for start, end, cls in sorted(spans):
         out.append(escape(text[at:start]))
@@ -368,27 +439,43 @@ def _highlight(text: str, needles: Sequence[tuple[str, str]]) -> str:
 
 # -- what is not a failure --------------------------------------------------------------------------------------------
 
+def _corpus_replay(outcomes: list[dict]) -> str:
+    failing = [o for o in outcomes if o.get("status") != "fixed"]
+    rows = "".join(f'<tr><td>{_e(o.get("entry"))}</td><td>{_e(o.get("invariant"))}</td>'
+                   f'<td class="{"new" if o.get("status") == "failing" else "status-4"}">{_e(o.get("status"))}</td>'
+                   f'<td>{_e(o.get("detail"))}</td></tr>' for o in failing)
+    summary = f"{len(outcomes)} entries replayed, {len(outcomes) - len(failing)} fixed"
+    table = (f'<div class="scroll"><table class="diff"><tr><th>entry</th><th>invariant</th><th>status</th>'
+             f"<th>detail</th></tr>{rows}</table></div>") if rows else ""
+    return f'<h2>Corpus replay</h2><p class="muted">{_e(summary)}.</p>{table}'
+
+
 def _degradations(d: dict[str, Any]) -> str:
     degradations = d.get("degradations") or {}
     head = "<h2>Degradations</h2>"
     if not degradations:
         return head + '<p class="muted">None.</p>'
-    rows = "".join(f"<tr><td>{escape(str(k))}</td><td>{escape(str(n))}</td></tr>" for k, n in sorted(degradations.items()))
+    rows = "".join(f"<tr><td>{_e(k)}</td><td>{_e(n)}</td></tr>" for k, n in sorted(degradations.items()))
     return (head + '<p class="muted">Honest but coarser (a range instead of a number, an unverified claim): not '
             f'failures, counted per oracle.</p><table class="diff"><tr><th>oracle</th><th>times</th></tr>{rows}</table>')
 
 
 def _infra(d: dict[str, Any]) -> str:
     items = []
+    kinds: dict[str, list[dict]] = {}  # grouped by kind, as the text report does: a run can crash thousands of times
     for e in d.get("infra_errors") or []:
-        if isinstance(e, dict):
-            output = f"<pre>{escape(str(e.get('output')))}</pre>" if e.get("output") else ""
-            items.append(f'<div class="notice"><strong>{escape(str(e.get("kind")))}</strong> in example '
-                         f"{escape(str(e.get('example')))}: {escape(str(e.get('message')))}{output}</div>")
+        kinds.setdefault(str(e.get("kind")), []).append(e)
+    for kind, errors in kinds.items():
+        first = errors[0]
+        output = f"<pre>{_e(first.get('output'))}</pre>" if first.get("output") else ""
+        examples = ", ".join(str(e.get("example")) for e in errors[:20]) + (", ..." if len(errors) > 20 else "")
+        items.append(f'<div class="notice infra" data-kind="{_e(kind)}"><strong>the summarizer failed ({_e(kind)})'
+                     f"</strong> in {len(errors)} example(s) ({_e(examples)}); the first: {_e(first.get('message'))}"
+                     f"{output}</div>")
     for name, text in (("incomplete", d.get("incomplete")), ("spend cap", d.get("cap_reached"))):
         if text:
-            items.append(f'<div class="notice"><strong>{name}</strong>: {escape(str(text))}</div>')
-    items += [f'<div class="notice">{escape(str(w))}</div>' for w in d.get("warnings") or []]
+            items.append(f'<div class="notice"><strong>{name}</strong>: {_e(text)}</div>')
+    items += [f'<div class="notice">{_e(w)}</div>' for w in d.get("warnings") or []]
     if d.get("cache_discarded"):
         items.append(f'<div class="notice">call cache: {len(d["cache_discarded"])} damaged entries ignored and '
                      f"recomputed</div>")
@@ -398,34 +485,51 @@ def _infra(d: dict[str, Any]) -> str:
 
 # -- compare ----------------------------------------------------------------------------------------------------------
 
+_MARK_CLASS = {"✗": "new", "✓": "fixed", "?": "muted"}
+
+
 def comparison_html(document: dict[str, Any], *, threshold: float = DEFAULT_THRESHOLD) -> str:
     """The head of a ``compare`` page: what is new and fixed against the baseline, survival side by side."""
     baseline = document["baseline"]
     code = document.get("exit_code")
-    verdict = {1: "a later summarizer introduces failures the baseline did not have",
-               4: "no new failure in what was judged, but not everything was judged", 0: "no new failure"}
-    out = [f'<p class="status status-{code}"><strong>{escape(verdict.get(code, str(code)))}</strong> '
-           f'(exit {escape(str(code))}; baseline <code>{escape(baseline)}</code>, seed {escape(str(document.get("seed")))})</p>']
+    out = [f'<p class="status status-{code}"><strong>{_e(document.get("verdict", ""))}</strong> '
+           f'(exit {_e(code)}; baseline <code>{_e(baseline)}</code>, seed {_e(document.get("seed"))})</p>']
     sides = document.get("sides", [])
-    head = "".join(f"<th>[{i + 1}] {escape(side['summarizer'])}</th>" for i, side in enumerate(sides))
-    matrix = "".join(f"<tr><td>{escape(row['failure'])}</td>"
-                     + "".join(f'<td class="{"new" if has else "fixed"}">{"✗" if has else "✓"}</td>' for has in row["has"])
+    status = []
+    for i, side in enumerate(sides):
+        report = side["report"]
+        corpus = side.get("corpus")
+        failing = [c for c in corpus or [] if c.get("status") == "failing"]
+        corpus_cell = "-" if corpus is None else f"{len(failing)} of {len(corpus)} failing"
+        problems = [text for text in (f"{len(report.get('infra_errors') or [])} summarizer failure(s)"
+                                      if report.get("infra_errors") else "", side.get("incomplete") or "") if text]
+        status.append(f"<tr><td>[{i + 1}] {_e(side['summarizer'])}</td><td>{_e(report.get('examples_run'))}</td>"
+                      f"<td>{len(report.get('violations', []))}</td><td>{_e(corpus_cell)}</td>"
+                      f'<td class="{"status-4" if problems else ""}">{_e("; ".join(problems) or "none")}</td></tr>')
+    status += [f'<tr><td>{_e(label)}</td><td colspan="4" class="status-4">not run (interrupted)</td></tr>'
+               for label in document.get("not_run", [])]
+    out.append('<h2>Summarizers</h2><div class="scroll"><table class="diff"><tr><th>summarizer</th><th>examples</th>'
+               "<th>violations</th><th>corpus replay</th><th>summarizer failures, not judged</th></tr>"
+               + "".join(status) + "</table></div>")
+    head = "".join(f"<th>[{i + 1}] {_e(side['summarizer'])}</th>" for i, side in enumerate(sides))
+    matrix = "".join(f"<tr><td>{_e(row['failure'])}</td>"
+                     + "".join(f'<td class="{_MARK_CLASS.get(mark, "")}">{_e(mark)}</td>' for mark in row["marks"])
                      + "</tr>" for row in document.get("matrix", []))
-    kept = "".join(f"<tr><td>{escape(row['kind'])}</td>" + "".join(f"<td>{escape(k)}</td>" for k in row["kept"])
+    kept = "".join(f"<tr><td>{_e(row['kind'])}</td>" + "".join(f"<td>{_e(k)}</td>" for k in row["kept"])
                    + "</tr>" for row in document.get("kept_per_kind", []))
     out.append('<h2>Per invariant and fact kind</h2><div class="scroll"><table class="diff matrix"><tr><th>failure '
-               f'(✗ has it)</th>{head}</tr>{matrix}</table></div>'
+               f'(✗ has it, ? not reached)</th>{head}</tr>{matrix}</table></div>'
                f'<h3>Share of live obligations kept, over every round</h3><div class="scroll"><table class="diff">'
                f"<tr><th>fact kind</th>{head}</tr>{kept}</table></div>")
     for against in document.get("against_baseline", []):
-        rows = [f'<tr data-change="new"><td class="new">new</td><td>{escape(_failure_name(item))}</td>'
-                f'<td>{escape(item["detail"])}</td></tr>' for item in against["new"]]
-        rows += [f'<tr data-change="fixed"><td class="fixed">fixed</td><td>{escape(_failure_name(item))}</td>'
-                 f'<td>{escape(item["detail"])}</td></tr>' for item in against["fixed"]]
-        table = ('<div class="scroll"><table class="diff" data-against="' + escape(against["summarizer"]) + '">'
+        rows = [f'<tr data-change="new"><td class="new">new</td><td>{_e(_failure_name(item))}</td>'
+                f'<td>{_e(item["detail"])}</td></tr>' for item in against["new"]]
+        rows += [f'<tr data-change="fixed"><td class="fixed">fixed</td><td>{_e(_failure_name(item))}</td>'
+                 f'<td>{_e(item["detail"])}</td></tr>' for item in against["fixed"]]
+        table = ('<div class="scroll"><table class="diff" data-against="' + _e(against["summarizer"]) + '">'
                  "<tr><th></th><th>failure</th><th>what it is</th></tr>" + "".join(rows) + "</table></div>") \
             if rows else '<p class="muted">Nothing new and nothing fixed.</p>'
-        out.append(f"<h2>{escape(against['summarizer'])} against {escape(baseline)}: {len(against['new'])} new, "
+        out.append(f"<h2>{_e(against['summarizer'])} against {_e(baseline)}: {len(against['new'])} new, "
                    f"{len(against['fixed'])} fixed</h2>{table}")
     charts = []
     survivals = [report_survival(side["report"], side["summarizer"]) for side in document.get("sides", [])]
@@ -434,8 +538,8 @@ def comparison_html(document: dict[str, Any], *, threshold: float = DEFAULT_THRE
         chart = survival_svg(charted_rounds(survival)[0] if survival is not None and survival.rounds else survival,
                              threshold, title=f"Survival: {side['summarizer']}", colour_order=order) \
             if survival is not None and survival.kinds() else '<p class="muted">No survival counts.</p>'
-        charts.append(f'<div><h3>{escape(side["summarizer"])}</h3><div class="chart">{chart}</div></div>')
-    legend = "".join(f'<li><span class="swatch" style="background:{kind_colour(i)[0]}"></span>{escape(kind)}</li>'
+        charts.append(f'<div><h3>{_e(side["summarizer"])}</h3><div class="chart">{chart}</div></div>')
+    legend = "".join(f'<li><span class="swatch" style="background:{kind_colour(i)[0]}"></span>{_e(kind)}</li>'
                      for i, kind in enumerate(order))
     out.append(f'<h2>Survival side by side</h2><div class="side-by-side">{"".join(charts)}</div>'
                f'<ul class="legend">{legend}</ul>')

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import datetime
 import re
-import socket
 from collections.abc import Sequence
 from typing import Any
 from xml.etree import ElementTree as ET
@@ -23,8 +22,10 @@ from harness._app._replay import Replay
 __all__ = ["run_junit", "replay_junit", "compare_junit"]
 
 
-def run_junit(document: dict[str, Any], *, oracles: Sequence[str], seconds: float = 0.0) -> str:
-    """The JUnit XML of one run's JSON report (``report_dict``); ``oracles`` are the ids it selected."""
+def run_junit(document: dict[str, Any], *, oracles: Sequence[str], unjudged: Sequence[str] = (),
+              seconds: float = 0.0) -> str:
+    """The JUnit XML of one run's JSON report (``report_dict``); ``oracles`` are the ids it selected, and
+    ``unjudged`` those of them that judged nothing (a ``<skipped>`` case, never a pass)."""
     summarizer = str(document.get("summarizer"))
     cases = []
     by_invariant: dict[str, list[dict]] = {}
@@ -40,6 +41,9 @@ def run_junit(document: dict[str, Any], *, oracles: Sequence[str], seconds: floa
                                                                          f"{first.get('detail', '')}"),
                                     type=oracle)
             failure.text = "\n\n".join(_violation_text(v) for v in found)
+        elif oracle in unjudged:
+            reason = next((w for w in document.get("warnings") or [] if w.startswith(oracle)), "nothing was judged")
+            ET.SubElement(case, "skipped", message=_one_line(reason))
         if degradations.get(oracle):
             ET.SubElement(case, "system-out").text = (f"degraded {degradations[oracle]} time(s): honest but coarser, "
                                                       f"not a failure")
@@ -152,8 +156,7 @@ def _document(name: str, cases: list[ET.Element], seconds: float, system_out: st
                        failures=str(sum(c.find("failure") is not None for c in cases)),
                        errors=str(sum(c.find("error") is not None for c in cases)),
                        skipped=str(sum(c.find("skipped") is not None for c in cases)),
-                       time=f"{seconds:.3f}", timestamp=datetime.datetime.now().replace(microsecond=0).isoformat(),
-                       hostname=socket.gethostname() or "localhost")
+                       time=f"{seconds:.3f}", timestamp=datetime.datetime.now().replace(microsecond=0).isoformat())
     suite.extend(cases)
     if system_out:
         ET.SubElement(suite, "system-out").text = system_out

@@ -260,7 +260,8 @@ def _determinism_line(result: RunResult) -> str:
     return f"deterministic as far as seen: {stats.reasked} requests asked again got the same answers"
 
 
-#: The JSON report's layout version: 2 added ``report_version``, ``oracles``, ``budget`` and ``survival``.
+#: The JSON report's layout version: 2 added ``report_version``, ``oracles``, ``unjudged``, ``budget`` and
+#: ``survival``.
 REPORT_VERSION = 2
 
 
@@ -274,6 +275,7 @@ def report_dict(result: RunResult) -> dict[str, Any]:
         "examples_run": result.examples_run,
         "budget": result.config.budget,
         "oracles": [o.id for o in select(only=result.config.only, skip=result.config.skip)],
+        "unjudged": list(result.unjudged),
         "summarizer_calls": result.summarizer_calls,
         "first_failure_calls": result.first_failure_calls,
         "cache_hits": result.cache_hits,

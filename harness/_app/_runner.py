@@ -195,6 +195,7 @@ class RunResult:
     # session cannot be replayed from a seed, the file can).
     reproduce_files: dict[tuple[str, str | None], str] = field(default_factory=dict)
     survival: Survival = field(default_factory=Survival)  # per round and fact kind, over the sessions explored
+    unjudged: tuple[str, ...] = ()  # selected oracles that judged nothing (``unjudged_oracles``)
 
     @property
     def nondeterministic(self) -> bool:
@@ -230,9 +231,14 @@ def kind_warnings(oracles) -> tuple[str, ...]:
     return tuple(out)
 
 
+def unjudged_oracles(config: RunConfig, chosen) -> tuple[str, ...]:
+    """Selected oracles the run cannot judge at all: ``deterministic`` when --trials 0 asks nothing twice."""
+    return ("deterministic",) if not config.trials and "deterministic" in {o.id for o in chosen} else ()
+
+
 def _unprobed(config: RunConfig, chosen) -> tuple[str, ...]:
     """``deterministic`` selected but nothing asked twice: said, never a silent pass."""
-    if config.trials or "deterministic" not in {o.id for o in chosen}:
+    if not unjudged_oracles(config, chosen):
         return ()
     return ("deterministic was not judged: --trials 0 asks no request twice",)
 
@@ -771,7 +777,8 @@ def run(config: RunConfig, *, on_failure: Callable[[Failure, str], None] | None 
                      tuple(failures), degradations, tuple(infra), tuple(turns), incomplete,
                      tuple(summarizer.cache.discarded), kind_warnings(chosen) + _unprobed(config, chosen),
                      first_failure_calls[0],
-                     summarizer.stats, budget.cap_reached, survival=survival[0])
+                     summarizer.stats, budget.cap_reached, survival=survival[0],
+                     unjudged=unjudged_oracles(config, chosen))
 
 
 def shrink_transcript(transcript: Transcript, config: RunConfig, *,
@@ -833,7 +840,8 @@ def shrink_transcripts(transcripts: tuple[Transcript, ...], config: RunConfig, *
     return RunResult(config, config.seed or 0, summarizer.protocol, judged, summarizer.calls,
                      summarizer.cache.hits, tuple(failures), {}, tuple(infra),
                      tuple(len(t.turns) for t in transcripts[:judged]), incomplete,
-                     tuple(summarizer.cache.discarded), stats=summarizer.stats, survival=survival)
+                     tuple(summarizer.cache.discarded), stats=summarizer.stats, survival=survival,
+                     unjudged=unjudged_oracles(config, chosen))
 
 
 def turn_stats(turns: tuple[int, ...]) -> str:
