@@ -30,7 +30,7 @@ def junit_schema():
     why = "xmlschema is not installed (pip install -e '.[dev]')" if xmlschema is None else \
         None if SCHEMA.exists() else f"{SCHEMA} is missing (python tests/assets/fetch_assets.py fetches it)"
     if why is not None:
-        if os.environ.get("CI"):
+        if os.environ.get("CI") or os.environ.get("COMPACTION_HARNESS_REQUIRE_ASSETS"):
             pytest.fail(f"CI must validate JUnit XML: {why}")
         pytest.skip(why)
     return xmlschema.XMLSchema(str(SCHEMA))
