@@ -67,7 +67,10 @@ def test_a_clean_run_passes_every_case_and_an_incomplete_one_does_not(junit_sche
                                       isolation="inline")))
     xml = run_junit(clean, oracles=clean["oracles"])
     junit_schema.validate(xml)
-    assert set(_cases(xml).values()) == {"passed"}
+    cases = _cases(xml)
+    # consumer-requirements has nothing to judge when no consumer is declared: skipped, not passed.
+    assert cases.pop("consumer-requirements") == "skipped"
+    assert set(cases.values()) == {"passed"}
     cut = dict(clean, incomplete="--max-time 5 reached")
     xml = run_junit(cut, oracles=cut["oracles"])
     junit_schema.validate(xml)
@@ -350,3 +353,56 @@ def test_an_interrupt_ends_compare_after_the_side_it_stopped(monkeypatch):
     comparison = compare_module.compare(configs)
     assert [side.label for side in comparison.sides] == [CORRECT]
     assert comparison.not_run == (MUTANT,) and comparison.exit_code == 4
+
+
+def test_every_command_has_working_help(capsys):
+    for command in ("run", "shrink", "fuzz", "replay", "compare", "report", "audit", "oracles", "corpus"):
+        assert main([command, "--help"]) == 0, command
+        assert "usage:" in capsys.readouterr().out
+
+
+def test_prompt_is_refused_for_a_summarizer_that_would_ignore_it(capsys):
+    assert main(["compare", "--summarizer", CORRECT, "--prompt", "a.txt", "--summarizer", CORRECT, "--prompt",
+                 "b.txt", *FAST]) == 2
+    assert "openai:" in capsys.readouterr().err
+    assert main(["run", "--summarizer", CORRECT, "--prompt", "a.txt", *FAST]) == 2
+
+
+def test_the_same_function_under_two_names_compares_nothing(capsys):
+    as_file = str(Path(__file__).resolve().parent.parent / "harness" / "summarizers" / "mutants.py") + \
+        ":softens_prohibition"
+    assert main(["compare", "--summarizer", MUTANT, "--summarizer", as_file, *FAST]) == 2
+    assert "same code" in capsys.readouterr().err
+
+
+def test_two_prompts_of_one_model_never_share_a_cache_key(tmp_path):
+    from harness._app._cli import _side_version
+    old, new = tmp_path / "old.txt", tmp_path / "new.txt"
+    old.write_text("Keep every obligation. {transcript}")
+    new.write_text("Be brief. {transcript}")
+    specs = ["openai:m", "openai:m"]
+    versions = {_side_version("gpt-x", "openai:m", str(p), specs) for p in (old, new)}
+    assert len(versions) == 2 and all(v.startswith("gpt-x+prompt:") for v in versions)
+    assert _side_version("gpt-x", "harness.summarizers.prose:summarize", None, [CORRECT, MUTANT]) == "gpt-x"
+    assert _side_version(None, "openai:m", str(old), specs) is None  # no version: the prompt is in the key already
+
+
+def test_a_comparison_whose_summarizer_failed_is_an_error_in_junit_and_fixes_nothing(tmp_path, junit_schema):
+    xml = tmp_path / "e3.xml"
+    code, document = _compare(tmp_path, "tests._report_subjects:always_raises",
+                              "tests._report_subjects:raises_sometimes", "--junit-xml", str(xml))
+    assert code == 3
+    junit_schema.validate(xml.read_text())
+    assert "error" in _cases(xml.read_text()).values()
+    code, document = _compare(tmp_path, MUTANT, "tests._report_subjects:always_raises")
+    (against,) = document["against_baseline"]
+    assert against["fixed"] == []  # it never answered: it fixed nothing
+    assert all(row["marks"][1] in ("?", "✗") for row in document["matrix"])
+
+
+def test_a_run_that_ends_in_an_error_leaves_no_report_of_an_earlier_run(tmp_path):
+    stale = tmp_path / "nightly.xml"
+    stale.write_text('<testsuite tests="1" failures="0"/>')
+    assert main(["run", "--summarizer", CORRECT, *FAST, "--token-counter", "no_such_module:count",
+                 "--junit-xml", str(stale)]) == 2
+    assert not stale.exists()

@@ -150,6 +150,8 @@ class Summarizer:
         self.may_vary = loaded.may_vary
         self._setup = dataclasses.replace(self._setup, protocol=loaded.protocol)  # instances made later agree
         self._idle.append(first)
+        # What it runs, whatever --summarizer-version says: which function or endpoint, else its fingerprint.
+        self.identity = loaded.identity or loaded.fingerprint
         self.fingerprint = f"version:{version}" if version else loaded.fingerprint
 
     def _new_transport(self) -> Transport:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
+import hashlib
 import io
 import json
 import math
@@ -19,6 +20,7 @@ import signal
 import sys
 import threading
 import traceback
+from pathlib import Path
 
 from harness import __version__
 from harness._base._calling import DEFAULT_MAX_RESULT_CHARS
@@ -173,7 +175,7 @@ def _add_report_options(p: argparse.ArgumentParser, *, json_help: str = "write t
     p.add_argument("--junit-xml", metavar="FILE", help="write JUnit XML (one test case per oracle) for CI systems")
     p.add_argument("--survival-threshold", type=_share, default=DEFAULT_THRESHOLD, metavar="SHARE",
                    help=f"the HTML report marks the first round a kind's share kept falls below this "
-                        f"(default {DEFAULT_THRESHOLD:.0%})")
+                        f"(default {DEFAULT_THRESHOLD * 100:.0f}%%)")
 
 
 def _add_summarizer_options(p: argparse.ArgumentParser, *, required: bool, many: bool = False,
@@ -293,7 +295,7 @@ def _parser() -> argparse.ArgumentParser:
     rendering.add_argument("--title", default=None, metavar="TEXT", help="the page's heading")
     rendering.add_argument("--survival-threshold", type=_share, default=DEFAULT_THRESHOLD, metavar="SHARE",
                            help=f"mark the first round a kind's share kept falls below this (default "
-                                f"{DEFAULT_THRESHOLD:.0%})")
+                                f"{DEFAULT_THRESHOLD * 100:.0f}%%)")
     rendering.add_argument("--max-file-mb", type=_positive_number("--max-file-mb", maximum=1024 * 1024),
                            default=DEFAULT_MAX_FILE_MB, metavar="MB", help=f"refuse larger files (default {DEFAULT_MAX_FILE_MB})")
 
@@ -370,6 +372,9 @@ def _check_paths(args) -> None:
     for file in getattr(args, "files", None) or ():  # report: never write over a report it reads
         if os.path.realpath(file) in written:
             raise InvalidArgument(f"--output {file!r} is one of the reports to read: writing it would destroy it")
+    for path in written:  # last night's files never stand in for tonight's: a run that ends in an error leaves none
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)
     if getattr(args, "corpus", None) is not None and args.command != "compare":  # compare only reads its corpus
         output_dir(args.corpus, option="--corpus")
     if getattr(args, "cache_dir", None) is not None:
@@ -391,8 +396,7 @@ def _write_reports(document: dict, args) -> list[str]:
     return _write_outputs(args, {
         "report_json": lambda: json.dumps(document, indent=2, ensure_ascii=False) + "\n",
         "report_html": lambda: render_html([("this run", document)], threshold=args.survival_threshold),
-        "junit_xml": lambda: run_junit(document, oracles=document.get("oracles", []),
-                                       unjudged=document.get("unjudged", [])),
+        "junit_xml": lambda: run_junit(document, oracles=document.get("oracles", [])),
     })
 
 
@@ -495,7 +499,9 @@ def _compare(args) -> int:
         raise PathError(f"--corpus {args.corpus!r}: no such directory (compare replays an existing corpus)")
     args.summarizer, args.prompt = specs[0], prompts[0]  # the shared options are checked and built once
     base = _config(args, examples=args.examples, seed=args.seed, max_turns=args.max_turns, jobs=args.jobs)
-    configs = [dataclasses.replace(base, summarizer=spec, prompt=prompt) for spec, prompt in sides]
+    configs = [dataclasses.replace(base, summarizer=spec, prompt=prompt,
+                                   summarizer_version=_side_version(args.summarizer_version, spec, prompt, specs))
+               for spec, prompt in sides]
     labels = [f"{spec} --prompt {prompt}" if len(set(prompts)) > 1 else spec for spec, prompt in sides]
     comparison = compare(configs, labels=labels, corpus=args.corpus,
                          on_side=None if args.quiet else
@@ -513,6 +519,27 @@ def _compare(args) -> int:
     return _report_problems(problems, comparison.exit_code)
 
 
+def _side_version(version: str | None, spec: str, prompt: str | None, specs: list[str]) -> str | None:
+    """A side's --summarizer-version: with one model under two prompts, the prompt's content joins it, or
+    the candidate would be answered from the baseline's cache (the key is the spec and the version)."""
+    if version is None or specs.count(spec) < 2 or prompt is None:
+        return version
+    try:
+        content = Path(prompt).read_bytes()
+    except OSError as exc:
+        raise PathError(f"--prompt {prompt!r}: {exc.strerror or exc}") from None
+    return f"{version}+prompt:{hashlib.sha256(content).hexdigest()[:16]}"
+
+
+def _check_prompt(args) -> None:
+    """--prompt is the openai: adapter's; given with any other summarizer it would be silently ignored."""
+    specs = args.summarizer if isinstance(args.summarizer, list) else [args.summarizer]
+    if getattr(args, "prompt", None) and any(spec and not spec.startswith("openai:") for spec in specs):
+        other = next(spec for spec in specs if not spec.startswith("openai:"))
+        raise InvalidArgument(f"--prompt is the prompt of openai: summarizers; {other!r} is not one and would ignore "
+                              f"it (for a prompt of your own Python summarizer, read it in your code)")
+
+
 def _report(args) -> int:
     """Render saved reports; exit 0 once the page is written (each run's own status is on the page)."""
     documents = [(file, read_report(file, max_mb=args.max_file_mb)) for file in args.files]
@@ -521,12 +548,13 @@ def _report(args) -> int:
         raise InvalidArgument(f"{compared[0]} is a compare report: render it on its own (report {compared[0]} -o FILE)")
     if compared:
         document = documents[0][1]
+        verdict = f"; compare verdict: {document.get('verdict', '')} (exit {document.get('exit_code')})"
         reports = [(side["summarizer"], dict(side["report"], corpus_replay=side.get("corpus")))
                    for side in document["sides"]]
         page = render_html(reports, threshold=args.survival_threshold, title=args.title or "compaction-harness compare",
                            comparison=comparison_html(document, threshold=args.survival_threshold))
     else:
-        reports = documents
+        reports, verdict = documents, ""
         page = render_html(reports, threshold=args.survival_threshold, title=args.title)
     write_atomic(args.output, page)
     violations = sum(len(d["violations"]) for _, d in reports)
@@ -534,7 +562,7 @@ def _report(args) -> int:
     incomplete = sum(1 for _, d in reports if d.get("incomplete"))
     print(f"wrote {args.output}: {len(reports)} report(s), {violations} failure(s)"
           + (f", {crashed} with summarizer failures" if crashed else "")
-          + (f", {incomplete} incomplete" if incomplete else ""))
+          + (f", {incomplete} incomplete" if incomplete else "") + printable(verdict))
     return EXIT_OK
 
 
@@ -642,6 +670,8 @@ def main(argv: list[str] | None = None) -> int:
             _check_paths(args)
         if args.command == "report":
             return _report(args)
+        if args.command in ("run", "shrink", "fuzz", "replay", "compare"):
+            _check_prompt(args)
         for module in args.extend:  # before anything selects oracles or loads facts: their definitions must be in
             _load_in_harness(args, module, "--extend", load_module)
         if args.command == "oracles":

@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from harness._base._errors import InvalidArgument
 from harness._app._replay import Replay, replay_corpus
 from harness._app._report import report_dict
 from harness._app._runner import RunConfig, RunResult, open_summarizer, run
@@ -72,6 +73,13 @@ class Side:
         return {kind: frozenset(where) for kind, where in out.items()}
 
     @property
+    def judged_everything(self) -> bool:
+        """Every example of its run was judged to its end: not cut short, and the summarizer never failed (an
+        example it failed in is not judged past that round), so the absence of a failure means something."""
+        return (self.incomplete is None and not self.run.infra_errors
+                and self.run.examples_run >= self.run.config.examples)
+
+    @property
     def interrupted(self) -> bool:
         return self.run.incomplete == "interrupted" or (self.replay is not None and self.replay.interrupted)
 
@@ -116,7 +124,10 @@ class Comparison:
             elif key[0] == "summarizer":
                 extra = side.infra_where()[key[1]] - base_where.get(key[1], frozenset())
                 if extra:
-                    out[key] = f"in {len(extra)} place(s) where the baseline answered (first: {min(extra)}); {detail}"
+                    first = min(extra, key=lambda place: (place.split()[0], int(place.split()[1])
+                                                          if place.split()[1].isdigit() else place))
+                    out[key] = f"{detail.split(': ', 1)[1]} (in {len(extra)} place(s) where the baseline answered, " \
+                               f"the first {first})"
         return out
 
     def fixed(self, side: Side) -> dict[FailureKey, str]:
@@ -124,7 +135,7 @@ class Comparison:
         judge everything (a cut-short run has not reached them), a corpus entry only when judged fixed."""
         mine = side.failures()
         judged_fixed = {o.path.name for o in (side.replay.outcomes if side.replay else ()) if o.status == "fixed"}
-        complete = side.incomplete is None
+        complete = side.judged_everything
         return {k: v for k, v in self.baseline.failures().items()
                 if k not in mine and (k[1] in judged_fixed if k[0] == "corpus" else complete)}
 
@@ -136,7 +147,7 @@ class Comparison:
             status = next((o.status for o in (side.replay.outcomes if side.replay else ()) if o.path.name == key[1]),
                           None)
             return "✓" if status == "fixed" else "?"
-        return "✓" if side.incomplete is None else "?"
+        return "✓" if side.judged_everything else "?"
 
     @property
     def exit_code(self) -> int:
@@ -160,9 +171,14 @@ def compare(configs: Sequence[RunConfig], *, labels: Sequence[str] | None = None
     labels = list(labels or [c.summarizer for c in configs])
     seed = configs[0].seed if configs[0].seed is not None else secrets.randbits(32)
     configs = [dataclasses.replace(c, seed=seed) for c in configs]
-    for config in configs:
-        with open_summarizer(config):
-            pass
+    seen: dict[tuple[str, str], str] = {}
+    for config, label in zip(configs, labels):
+        with open_summarizer(config) as summarizer:
+            identity = (summarizer.identity, summarizer.protocol)
+        if identity in seen:
+            raise InvalidArgument(f"{label!r} runs the same code as {seen[identity]!r} (the same function, or the "
+                                  f"same model and prompt): comparing them compares nothing")
+        seen[identity] = label
     sides: list[Side] = []
     for n, (config, label) in enumerate(zip(configs, labels), 1):
         if on_side is not None:

@@ -132,22 +132,48 @@ def read_report(path: str | Path, *, max_mb: float = DEFAULT_MAX_FILE_MB) -> dic
     data = read_json_file(path, max_mb=max_mb)
     source = str(path)
     if isinstance(data, dict) and "comparison_version" in data:
-        r = Reader(data, source=source)
-        if r.int("comparison_version") != 1:
-            r.fail("comparison_version", "1 (a compare report this harness reads)", data["comparison_version"])
-        r.str("baseline")
-        for n, side in enumerate(r.children("sides")):
-            side.str("summarizer")
-            check_report(data["sides"][n]["report"], f"{source}: sides[{n}].report")
-        for against in r.children("against_baseline"):
-            against.str("summarizer")
-            for key in ("new", "fixed"):
-                for item in against.children(key):
-                    item.str("where")
-                    item.str("detail")
+        _check_comparison(data, source)
         return data
     check_report(data, source)
     return data
+
+
+def _check_comparison(data: dict[str, Any], source: str) -> None:
+    """Every field of a ``compare --report-json`` document the page reads, named when it is wrong."""
+    r = Reader(data, source=source)
+    if r.int("comparison_version") != 1:
+        r.fail("comparison_version", "1 (a compare report this harness reads)", data["comparison_version"])
+    r.str("baseline")
+    r.str("verdict")
+    r.int("exit_code")
+    r.optional_int("seed")
+    r.str_list("not_run", default=[])
+    for n, side in enumerate(r.children("sides")):
+        side.str("summarizer")
+        side.optional_str("incomplete")
+        check_report(data["sides"][n].get("report"), f"{source}: sides[{n}].report")
+        if data["sides"][n].get("corpus") is not None:
+            for outcome in side.children("corpus"):
+                for key in ("entry", "invariant", "status", "detail"):
+                    outcome.str(key)
+    for against in r.children("against_baseline"):
+        against.str("summarizer")
+        for key in ("new", "fixed"):
+            for item in against.children(key):
+                where = item.str("where")
+                item.str("detail")
+                names = {"run": ("invariant", "fact_kind"), "corpus": ("entry", "invariant"),
+                         "summarizer": ("infra_kind",)}
+                if where not in names:
+                    item.fail("where", "one of run, corpus, summarizer", where)
+                for name in names[where]:
+                    item.str(name)
+    for row in r.children("matrix"):
+        row.str("failure")
+        row.str_list("marks")
+    for row in r.children("kept_per_kind"):
+        row.str("kind")
+        row.str_list("kept")
 
 
 def check_report(data: Any, source: str) -> None:
@@ -204,7 +230,7 @@ def _runs_table(reports: Sequence[Report]) -> str:
         code = d.get("exit_code")
         rows.append(f'<tr><td><a href="#run{n}">{_e(source)}</a></td><td>{_e(d.get("summarizer"))}</td>'
                     f'<td>{_e(d.get("seed"))}</td><td>{_e(d.get("examples_run"))}</td>'
-                    f'<td>{len(d.get("violations", []))}</td><td class="status-{code}">{_e(_EXIT.get(code, str(code)))}'
+                    f'<td>{len(d.get("violations", []))}</td><td class="status-{_e(code)}">{_e(_EXIT.get(code, str(code)))}'
                     f"</td></tr>")
     return ('<h2>Reports</h2><div class="scroll"><table class="diff"><tr><th>report</th><th>summarizer</th><th>seed</th>'
             "<th>examples</th><th>violations</th><th>status</th></tr>" + "".join(rows) + "</table></div>")
@@ -232,7 +258,7 @@ def _run_section(source: str, d: dict[str, Any], threshold: float, *, anchor: st
 def _summary(d: dict[str, Any]) -> str:
     calls = d.get("calls") or {}
     items = [("summarizer", d.get("summarizer")), ("protocol", d.get("protocol")), ("seed", d.get("seed")),
-             ("examples judged", d.get("examples_run")),
+             ("examples run", d.get("examples_run")),
              ("summarizer calls", f"{calls.get('calls', d.get('summarizer_calls', '?'))} "
                                   f"({d.get('cache_hits', 0)} cache hits)")]
     if calls.get("usage_known"):
@@ -243,7 +269,9 @@ def _summary(d: dict[str, Any]) -> str:
     if d.get("first_failure_calls") is not None:
         items.append(("calls to first failure", d["first_failure_calls"]))
     code = d.get("exit_code")
-    items.append(("exit status", f"{code}: {_EXIT.get(code, 'unknown')}"))
+    label = "exit status of its run (its corpus replay is below)" if d.get("corpus_replay") is not None \
+        else "exit status"
+    items.append((label, f"{code}: {_EXIT.get(code, 'unknown')}"))
     cells = "".join(f'<div{_WIDE if name == "summarizer" else ""}><dt>{_e(name)}</dt>'
                     f'<dd{_status(name, code)}>{_e(value)}</dd></div>' for name, value in items)
     return f'<dl class="summary">{cells}</dl>'
@@ -253,7 +281,7 @@ _WIDE = ' class="wide"'
 
 
 def _status(name: str, code: Any) -> str:
-    return f' class="status status-{code}"' if name == "exit status" else ""
+    return f' class="status status-{_e(code)}"' if name.startswith("exit status") else ""
 
 
 def _survival_section(d: dict[str, Any], source: str, threshold: float) -> str:
@@ -261,8 +289,11 @@ def _survival_section(d: dict[str, Any], source: str, threshold: float) -> str:
     head = "<h2>Survival over compaction rounds</h2>"
     if survival is None:
         return head + '<p class="muted">This report has no survival counts (written by an older version).</p>'
-    if not survival.rounds or not survival.kinds():
-        return head + '<p class="muted">No compaction with a live obligation was judged.</p>'
+    if not survival.rounds:
+        return head + '<p class="muted">No compaction was judged.</p>'
+    if not survival.kinds():
+        return head + ('<p class="muted">No kind is counted: no selected oracle reports lost obligations of the kinds '
+                       "that were live (a retention oracle, oracles/README.md), so no finding would not mean kept.</p>")
     charted, cutoff = charted_rounds(survival)
     legend = []
     for i, kind in enumerate(survival.kinds()):
@@ -492,7 +523,7 @@ def comparison_html(document: dict[str, Any], *, threshold: float = DEFAULT_THRE
     """The head of a ``compare`` page: what is new and fixed against the baseline, survival side by side."""
     baseline = document["baseline"]
     code = document.get("exit_code")
-    out = [f'<p class="status status-{code}"><strong>{_e(document.get("verdict", ""))}</strong> '
+    out = [f'<p class="status status-{_e(code)}"><strong>{_e(document.get("verdict", ""))}</strong> '
            f'(exit {_e(code)}; baseline <code>{_e(baseline)}</code>, seed {_e(document.get("seed"))})</p>']
     sides = document.get("sides", [])
     status = []

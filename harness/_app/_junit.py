@@ -22,10 +22,10 @@ from harness._app._replay import Replay
 __all__ = ["run_junit", "replay_junit", "compare_junit"]
 
 
-def run_junit(document: dict[str, Any], *, oracles: Sequence[str], unjudged: Sequence[str] = (),
-              seconds: float = 0.0) -> str:
-    """The JUnit XML of one run's JSON report (``report_dict``); ``oracles`` are the ids it selected, and
-    ``unjudged`` those of them that judged nothing (a ``<skipped>`` case, never a pass)."""
+def run_junit(document: dict[str, Any], *, oracles: Sequence[str], seconds: float = 0.0) -> str:
+    """The JUnit XML of one run's JSON report (``report_dict``); ``oracles`` are the ids it selected. One
+    the report lists as ``unjudged`` is a ``<skipped>`` case, never a pass."""
+    unjudged = {item["oracle"]: item["reason"] for item in document.get("unjudged") or []}
     summarizer = str(document.get("summarizer"))
     cases = []
     by_invariant: dict[str, list[dict]] = {}
@@ -42,8 +42,7 @@ def run_junit(document: dict[str, Any], *, oracles: Sequence[str], unjudged: Seq
                                     type=oracle)
             failure.text = "\n\n".join(_violation_text(v) for v in found)
         elif oracle in unjudged:
-            reason = next((w for w in document.get("warnings") or [] if w.startswith(oracle)), "nothing was judged")
-            ET.SubElement(case, "skipped", message=_one_line(reason))
+            ET.SubElement(case, "skipped", message=_one_line(f"{oracle} judged nothing: {unjudged[oracle]}"))
         if degradations.get(oracle):
             ET.SubElement(case, "system-out").text = (f"degraded {degradations[oracle]} time(s): honest but coarser, "
                                                       f"not a failure")
@@ -108,6 +107,20 @@ def compare_junit(document: dict[str, Any]) -> str:
             ET.SubElement(case, "system-out").text = "\n".join(
                 f"fixed: {item.get('invariant') or item.get('infra_kind')} {item.get('fact_kind') or item.get('entry') or ''}"
                 for item in against["fixed"])
+        cases.append(case)
+    for side in document.get("sides", []):
+        crashed = side["report"].get("infra_errors") or []
+        corpus_crashed = [c for c in side.get("corpus") or [] if c.get("status") == "infra"]
+        if crashed or corpus_crashed:
+            case = _case(f"compare.{baseline}", f"{side['summarizer']} answered every call")
+            first = (crashed or corpus_crashed)[0]
+            ET.SubElement(case, "error", message=_one_line(
+                f"the summarizer failed in {len(crashed)} example(s) and {len(corpus_crashed)} corpus entr(ies): "
+                f"{first.get('message') or first.get('detail')}"), type="summarizer-failed")
+            cases.append(case)
+    for label in document.get("not_run") or []:
+        case = _case(f"compare.{baseline}", f"{label} was run")
+        ET.SubElement(case, "error", message="not run: the comparison was interrupted before it", type="incomplete")
         cases.append(case)
     incomplete = [side["summarizer"] for side in document.get("sides", []) if side.get("incomplete")]
     complete = _case(f"compare.{baseline}", "complete")

@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import importlib
 import importlib.util
+import inspect
 import os
 import sys
 from collections.abc import Callable
@@ -18,7 +19,8 @@ from typing import Any
 from harness._base._errors import SpecError
 from oracles import ProseRules
 
-__all__ = ["load_object", "load_callable", "load_rules", "load_module", "code_fingerprint", "team_modules", "may_vary"]
+__all__ = ["load_object", "load_callable", "load_rules", "load_module", "code_fingerprint", "team_modules", "may_vary",
+           "function_identity"]
 #: Our own top-level packages: a summarizer bundled with the harness is its own subpackage, not all of these.
 _OUR_ROOTS = ("harness", "strategies", "oracles")
 _FILE_MODULE_PREFIX = "_summarizer_"
@@ -119,6 +121,17 @@ def may_vary(fn: Callable[..., Any]) -> bool:
     """Whether a team marked its summarizer as allowed to answer one request differently each time
     (``fn.compaction_may_vary = True``, like a model at temperature > 0): ``deterministic`` then notes it."""
     return getattr(fn, "compaction_may_vary", False) is True
+
+
+def function_identity(fn: Callable[..., Any]) -> str:
+    """Which function this is, however the spec spelled it (``pkg.mod:f`` or ``path/to/mod.py:f``): its
+    source file's real path and its qualified name. ``compare`` refuses two sides that are one function."""
+    try:
+        source = inspect.getsourcefile(fn) or ""
+    except TypeError:  # a builtin or a callable object without a source file
+        source = ""
+    where = os.path.realpath(source) if source else getattr(fn, "__module__", "") or ""
+    return f"{where}:{getattr(fn, '__qualname__', type(fn).__qualname__)}"
 
 
 def code_fingerprint(fn: Callable[..., Any], *, also: tuple[Any, ...] = ()) -> str:

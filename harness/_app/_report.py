@@ -275,7 +275,7 @@ def report_dict(result: RunResult) -> dict[str, Any]:
         "examples_run": result.examples_run,
         "budget": result.config.budget,
         "oracles": [o.id for o in select(only=result.config.only, skip=result.config.skip)],
-        "unjudged": list(result.unjudged),
+        "unjudged": [{"oracle": oracle, "reason": reason} for oracle, reason in result.unjudged],
         "summarizer_calls": result.summarizer_calls,
         "first_failure_calls": result.first_failure_calls,
         "cache_hits": result.cache_hits,

@@ -195,7 +195,7 @@ class RunResult:
     # session cannot be replayed from a seed, the file can).
     reproduce_files: dict[tuple[str, str | None], str] = field(default_factory=dict)
     survival: Survival = field(default_factory=Survival)  # per round and fact kind, over the sessions explored
-    unjudged: tuple[str, ...] = ()  # selected oracles that judged nothing (``unjudged_oracles``)
+    unjudged: tuple[tuple[str, str], ...] = ()  # selected oracles that judged nothing, and why (``unjudged_oracles``)
 
     @property
     def nondeterministic(self) -> bool:
@@ -231,14 +231,21 @@ def kind_warnings(oracles) -> tuple[str, ...]:
     return tuple(out)
 
 
-def unjudged_oracles(config: RunConfig, chosen) -> tuple[str, ...]:
-    """Selected oracles the run cannot judge at all: ``deterministic`` when --trials 0 asks nothing twice."""
-    return ("deterministic",) if not config.trials and "deterministic" in {o.id for o in chosen} else ()
+def unjudged_oracles(config: RunConfig, chosen, consumers: tuple[Consumer, ...] = ()) -> tuple[tuple[str, str], ...]:
+    """Selected oracles the run cannot judge at all, each with why: ``deterministic`` when --trials 0 asks
+    nothing twice, ``consumer-requirements`` when no consumer is declared (the JUnit report skips them)."""
+    selected = {o.id for o in chosen}
+    out = []
+    if not config.trials and "deterministic" in selected:
+        out.append(("deterministic", "--trials 0 asks no request twice"))
+    if not (config.consumers or consumers) and "consumer-requirements" in selected:
+        out.append(("consumer-requirements", "no consumer was declared (--consumer, or a transcript's consumers)"))
+    return tuple(out)
 
 
 def _unprobed(config: RunConfig, chosen) -> tuple[str, ...]:
     """``deterministic`` selected but nothing asked twice: said, never a silent pass."""
-    if not unjudged_oracles(config, chosen):
+    if not any(oracle == "deterministic" for oracle, _ in unjudged_oracles(config, chosen)):
         return ()
     return ("deterministic was not judged: --trials 0 asks no request twice",)
 
@@ -841,7 +848,7 @@ def shrink_transcripts(transcripts: tuple[Transcript, ...], config: RunConfig, *
                      summarizer.cache.hits, tuple(failures), {}, tuple(infra),
                      tuple(len(t.turns) for t in transcripts[:judged]), incomplete,
                      tuple(summarizer.cache.discarded), stats=summarizer.stats, survival=survival,
-                     unjudged=unjudged_oracles(config, chosen))
+                     unjudged=unjudged_oracles(config, chosen, tuple(c for t in transcripts for c in t.consumers)))
 
 
 def turn_stats(turns: tuple[int, ...]) -> str:

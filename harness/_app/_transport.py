@@ -39,6 +39,7 @@ class Loaded:
     protocol: str
     fingerprint: str
     may_vary: bool = False
+    identity: str = ""  # which function (Python) or endpoint it is, for compare; "" when the fingerprint says it
 
 
 @dataclass(frozen=True, slots=True)
