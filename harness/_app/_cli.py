@@ -167,8 +167,8 @@ def _share(text: str) -> float:
     return value
 
 
-def _add_report_options(p: argparse.ArgumentParser, *, json_help: str = "write the full report as JSON") -> None:
-    p.add_argument("--report-json", metavar="FILE", help=json_help)
+def _add_report_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--report-json", metavar="FILE", help="write the full report as JSON")
     p.add_argument("--report-html", metavar="FILE",
                    help="write a self-contained HTML report: minimal failures with the obligation highlighted, "
                         "survival curves per fact kind, summarizer failures")
@@ -509,14 +509,19 @@ def _compare(args) -> int:
     document = comparison_dict(comparison)
     problems = _write_outputs(args, {
         "report_json": lambda: json.dumps(document, indent=2, ensure_ascii=False) + "\n",
-        "report_html": lambda: render_html(
-            [(side["summarizer"], dict(side["report"], corpus_replay=side["corpus"])) for side in document["sides"]],
-            threshold=args.survival_threshold, title="compaction-harness compare",
-            comparison=comparison_html(document, threshold=args.survival_threshold)),
+        "report_html": lambda: _compare_page(document, args.survival_threshold),
         "junit_xml": lambda: compare_junit(document),
     })
     print(printable(render_comparison_text(comparison)))
     return _report_problems(problems, comparison.exit_code)
+
+
+def _compare_page(document: dict, threshold: float, *, title: str | None = None) -> str:
+    """The HTML of a ``compare`` document: the comparison, then each side's report with its corpus replay."""
+    reports = [(side["summarizer"], dict(side["report"], corpus_replay=side.get("corpus")))
+               for side in document["sides"]]
+    return render_html(reports, threshold=threshold, title=title or "compaction-harness compare",
+                       comparison=comparison_html(document, threshold=threshold))
 
 
 def _side_version(version: str | None, spec: str, prompt: str | None, specs: list[str]) -> str | None:
@@ -549,10 +554,8 @@ def _report(args) -> int:
     if compared:
         document = documents[0][1]
         verdict = f"; compare verdict: {document.get('verdict', '')} (exit {document.get('exit_code')})"
-        reports = [(side["summarizer"], dict(side["report"], corpus_replay=side.get("corpus")))
-                   for side in document["sides"]]
-        page = render_html(reports, threshold=args.survival_threshold, title=args.title or "compaction-harness compare",
-                           comparison=comparison_html(document, threshold=args.survival_threshold))
+        reports = [(side["summarizer"], side["report"]) for side in document["sides"]]
+        page = _compare_page(document, args.survival_threshold, title=args.title)
     else:
         reports, verdict = documents, ""
         page = render_html(reports, threshold=args.survival_threshold, title=args.title)

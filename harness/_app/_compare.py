@@ -41,20 +41,13 @@ class Side:
     run: RunResult
     replay: Replay | None = None
 
-    @property
-    def spec(self) -> str:
-        return self.run.config.summarizer
-
     def failures(self) -> dict[FailureKey, str]:
         """Every failure this side has, with a line saying what it is."""
         out: dict[FailureKey, str] = {}
         for f in self.run.failures:
             out[("run", f.invariant, f.fact_kind or "structure")] = f"{f.detail} (minimal transcript: " \
                                                                     f"{len(f.transcript.turns)} turns)"
-        for kind, where in self.infra_where().items():
-            first = next(e.message for e in self.run.infra_errors if e.kind == kind) \
-                if any(e.kind == kind for e in self.run.infra_errors) else \
-                next(o.detail for o in self.replay.outcomes if o.status == "infra" and _infra_kind(o.detail) == kind)
+        for kind, (where, first) in self._infra().items():
             out[("summarizer", kind, "")] = f"in {len(where)} place(s): {first}"
         for o in self.replay.outcomes if self.replay is not None else ():
             if o.status == "failing":
@@ -64,13 +57,17 @@ class Side:
     def infra_where(self) -> dict[str, frozenset[str]]:
         """Per kind of summarizer failure, where it happened: "example N" of the run, "entry X" of the corpus
         (one seed for all sides, so example N is the same transcript on every side)."""
-        out: dict[str, set[str]] = {}
+        return {kind: where for kind, (where, _) in self._infra().items()}
+
+    def _infra(self) -> dict[str, tuple[frozenset[str], str]]:
+        """Per kind of summarizer failure: where it happened, and the first message."""
+        places: dict[str, list[tuple[str, str]]] = {}
         for e in self.run.infra_errors:
-            out.setdefault(e.kind, set()).add(f"example {e.example}")
+            places.setdefault(e.kind, []).append((f"example {e.example}", e.message))
         for o in self.replay.outcomes if self.replay is not None else ():
             if o.status == "infra":
-                out.setdefault(_infra_kind(o.detail), set()).add(f"entry {o.path.name}")
-        return {kind: frozenset(where) for kind, where in out.items()}
+                places.setdefault(_infra_kind(o.detail), []).append((f"entry {o.path.name}", o.detail))
+        return {kind: (frozenset(place for place, _ in items), items[0][1]) for kind, items in places.items()}
 
     @property
     def judged_everything(self) -> bool:
