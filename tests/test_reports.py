@@ -406,3 +406,45 @@ def test_a_run_that_ends_in_an_error_leaves_no_report_of_an_earlier_run(tmp_path
     assert main(["run", "--summarizer", CORRECT, *FAST, "--token-counter", "no_such_module:count",
                  "--junit-xml", str(stale)]) == 2
     assert not stale.exists()
+
+
+def test_a_report_path_over_an_input_is_refused_and_the_input_kept(tmp_path, mutant_run, capsys):
+    entry = tmp_path / "entry.json"
+    entry.write_text(json.dumps(report_dict(mutant_run)["violations"][0]["transcript"]))
+    assert main(["shrink", str(entry), "--summarizer", MUTANT, "--quiet", "--inline", "--report-json", str(entry)]) == 2
+    assert "which this command reads" in capsys.readouterr().err and entry.exists()
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    inside = corpus / "x.json"
+    inside.write_text("{}")
+    assert main(["replay", str(corpus), "--summarizer", MUTANT, "--inline", "--junit-xml", str(inside)]) == 2
+    assert inside.read_text() == "{}"
+
+
+def test_one_factory_makes_two_summarizers_and_compare_tells_them_apart(tmp_path):
+    factory = tmp_path / "variants.py"
+    factory.write_text(
+        "from harness.summarizers import mutants, prose\n"
+        "def make(inner):\n"
+        "    def summarize(request):\n"
+        "        return inner(request)\n"
+        "    summarize.compaction_protocol = 'rich'\n"
+        "    return summarize\n"
+        "good = make(prose.summarize)\n"
+        "bad = make(mutants.softens_prohibition)\n")
+    code, document = _compare(tmp_path, f"{factory}:good", f"{factory}:bad")
+    assert code == 1
+    assert {item["invariant"] for item in document["against_baseline"][0]["new"]} == {"negation-polarity"}
+
+
+def test_a_prompt_given_once_goes_to_the_openai_sides_of_a_mixed_compare():
+    from harness._app._cli import _check_prompt, _parser
+    mixed = _parser().parse_args(["compare", "--summarizer", CORRECT, "--summarizer", "openai:m", "--prompt", "p.txt"])
+    _check_prompt(mixed)  # no error: the prompt is for openai:m
+    per_side = _parser().parse_args(["compare", "--summarizer", CORRECT, "--prompt", "", "--summarizer", "openai:m",
+                                     "--prompt", "p.txt"])
+    _check_prompt(per_side)
+    wrong = _parser().parse_args(["compare", "--summarizer", CORRECT, "--prompt", "a.txt", "--summarizer",
+                                  "openai:m", "--prompt", "p.txt"])
+    with pytest.raises(Exception, match="openai:"):
+        _check_prompt(wrong)

@@ -369,16 +369,46 @@ def _check_paths(args) -> None:
                                       f"cannot hold both reports")
             written[os.path.realpath(path)] = option
             setattr(args, name, path)
-    for file in getattr(args, "files", None) or ():  # report: never write over a report it reads
-        if os.path.realpath(file) in written:
-            raise InvalidArgument(f"--output {file!r} is one of the reports to read: writing it would destroy it")
-    for path in written:  # last night's files never stand in for tonight's: a run that ends in an error leaves none
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(path)
+    for option, path in _inputs(args):  # a report never writes over what the command reads
+        real = os.path.realpath(path)
+        clash = written.get(real) or next((o for w, o in written.items() if os.path.isdir(real)
+                                           and w.startswith(real.rstrip(os.sep) + os.sep)), None)
+        if clash:
+            raise InvalidArgument(f"{clash} {getattr(args, clash.lstrip('-').replace('-', '_'))!r} would write over "
+                                  f"{option} {path!r}, which this command reads")
     if getattr(args, "corpus", None) is not None and args.command != "compare":  # compare only reads its corpus
         output_dir(args.corpus, option="--corpus")
     if getattr(args, "cache_dir", None) is not None:
         output_dir(args.cache_dir, option="--cache-dir")
+    args.outputs_asked = dict(written)
+
+
+def _inputs(args) -> list[tuple[str, str]]:
+    """The files and folders the command reads, by the option that names them."""
+    out = [("JSON", f) for f in getattr(args, "files", None) or ()]
+    for name, option in (("file", "FILE"), ("before", "--before"), ("after", "--after"),
+                         ("obligations", "--obligations"), ("background", "--background"), ("directory", "DIR"),
+                         ("corpus", "--corpus")):
+        value = getattr(args, name, None)
+        if isinstance(value, str) and value and not (name == "corpus" and args.command in ("run", "fuzz")):
+            out.append((option, value))
+    prompts = getattr(args, "prompt", None)
+    out += [("--prompt", p) for p in (prompts if isinstance(prompts, list) else [prompts]) if p]
+    specs = getattr(args, "summarizer", None)
+    for spec in specs if isinstance(specs, list) else [specs]:
+        target = (spec or "").rpartition(":")[0]
+        if target.endswith(".py"):
+            out.append(("--summarizer", target))
+    return out
+
+
+def _discard_unwritten_outputs(args) -> None:
+    """A command that ended in an error removes the report files it was asked for and did not write, so
+    last night's (green) files are never published as tonight's. Inputs were refused as outputs up front."""
+    for path in getattr(args, "outputs_asked", {}):
+        if path not in getattr(args, "outputs_written", set()):
+            with contextlib.suppress(OSError):
+                os.unlink(path)
 
 
 def _finish(result: RunResult, args, saver: CorpusSaver | None = None) -> int:
@@ -411,6 +441,7 @@ def _write_outputs(args, renderers: dict) -> list[str]:
         option = f"--{name.replace('_', '-')}"
         try:
             write_atomic(path, render())
+            args.outputs_written = getattr(args, "outputs_written", set()) | {os.path.realpath(path)}
         except OSError as exc:
             problems.append(f"PathError: {option} {path!r}: {exc.strerror or exc}")
         except Exception as exc:  # a bug of ours: the other reports are still written, and this is said
@@ -484,12 +515,19 @@ def _compare(args) -> int:
     specs = args.summarizer
     if len(specs) < 2:
         raise InvalidArgument("compare needs --summarizer at least twice: the baseline, then what to compare with it")
-    prompts = args.prompt or [None]
+    prompts = [p or None for p in args.prompt or [None]]  # '' is no prompt: the default one for openai:
     if len(prompts) not in (1, len(specs)):
         raise InvalidArgument(f"--prompt given {len(prompts)} times for {len(specs)} summarizers: give it once (for "
                               f"all) or once per --summarizer, in the same order")
     prompts = prompts * len(specs) if len(prompts) == 1 else prompts
+    prompts = [p if spec.startswith("openai:") else None for spec, p in zip(specs, prompts)]
     sides = list(zip(specs, prompts))
+    file_folders = {os.path.dirname(os.path.realpath(spec.rpartition(":")[0])) for spec in specs
+                    if spec.rpartition(":")[0].endswith(".py")}
+    if args.inline and len(file_folders) > 1:
+        raise InvalidArgument("--inline with summarizer files from different folders: they would share one "
+                              "interpreter, and a module one imports by name (a helper beside it) would be the other's; "
+                              "leave --inline out so each side runs in its own worker")
     twice = next((side for n, side in enumerate(sides) if side in sides[:n]), None)
     if twice is not None:
         raise InvalidArgument(f"--summarizer {twice[0]}" + (f" with --prompt {twice[1]}" if twice[1] else "")
@@ -537,12 +575,19 @@ def _side_version(version: str | None, spec: str, prompt: str | None, specs: lis
 
 
 def _check_prompt(args) -> None:
-    """--prompt is the openai: adapter's; given with any other summarizer it would be silently ignored."""
+    """--prompt is the openai: adapter's; given to any other summarizer it would be silently ignored. In
+    compare, a prompt given once goes to the openai: sides only, and one given per side may be '' (none)."""
     specs = args.summarizer if isinstance(args.summarizer, list) else [args.summarizer]
-    if getattr(args, "prompt", None) and any(spec and not spec.startswith("openai:") for spec in specs):
-        other = next(spec for spec in specs if not spec.startswith("openai:"))
-        raise InvalidArgument(f"--prompt is the prompt of openai: summarizers; {other!r} is not one and would ignore "
-                              f"it (for a prompt of your own Python summarizer, read it in your code)")
+    prompts = args.prompt if isinstance(args.prompt, list) else [args.prompt]
+    if len(prompts) == 1:
+        prompts = prompts * len(specs)
+        if len(specs) > 1 and any((s or "").startswith("openai:") for s in specs):
+            return  # one prompt for the compared openai: models; the other sides take none
+    for spec, prompt in zip(specs, prompts):
+        if prompt and spec and not spec.startswith("openai:"):
+            raise InvalidArgument(f"--prompt {prompt!r} is the prompt of openai: summarizers; {spec!r} is not one and "
+                                  f"would ignore it (in compare, give '' for its side; a Python summarizer reads its "
+                                  f"own prompt in its code)")
 
 
 def _report(args) -> int:
@@ -695,18 +740,22 @@ def main(argv: list[str] | None = None) -> int:
         return _run(args) if args.command == "run" else _shrink(args)
     except InfraError as exc:  # the adapter reports these as findings; one reaching here is still the summarizer's
         print(f"InfraError: {printable(_redacted(args, str(exc)))}", file=sys.stderr)
+        _discard_unwritten_outputs(args)
         return EXIT_SUMMARIZER
     except HarnessError as exc:
         print(f"{type(exc).__name__}: {printable(_redacted(args, str(exc)))}", file=sys.stderr)
+        _discard_unwritten_outputs(args)
         return EXIT_USAGE
     except KeyboardInterrupt:
         print("interrupted before anything was judged", file=sys.stderr)
+        _discard_unwritten_outputs(args)
         return EXIT_INCOMPLETE
     except Exception as exc:  # a bug of ours: say so plainly; the traceback only on request
         print(f"InternalError: {type(exc).__name__}: {exc} (set COMPACTION_HARNESS_DEBUG=1 for the traceback)",
               file=sys.stderr)
         if os.environ.get("COMPACTION_HARNESS_DEBUG"):
             traceback.print_exc()
+        _discard_unwritten_outputs(args)
         return EXIT_USAGE
     finally:
         for sig, handler in previous.items():

@@ -38,7 +38,8 @@ from harness._app._adapters import ADAPTERS
 from harness._app._corpus import CorpusEntry, entry_name, entry_to_dict, now
 from harness._app._fuzz_process import FuzzProcess, crash_report, why_it_ended
 from harness._app._progress import Progress
-from harness._app._runner import Failure, InfraFailure, RunConfig, RunResult, dense_skeletons, shrink_transcripts
+from harness._app._runner import (Failure, InfraFailure, RunConfig, RunResult, dense_skeletons, shrink_transcripts,
+                                  unjudged_oracles)
 from oracles import select
 from harness import __version__
 
@@ -293,8 +294,18 @@ def fuzz(config: FuzzConfig, *, on_failure=None) -> FuzzResult:
                                  infra_errors=tuple(infra) + result.infra_errors,
                                  first_failure_calls=stats.first_failure_calls,
                                  summarizer_calls=stats.calls + result.summarizer_calls,
-                                 warnings=result.warnings + _unjudged(run_config))
+                                 warnings=result.warnings + _unjudged(run_config),
+                                 unjudged=_unjudged_oracles(run_config, result))
     return FuzzResult(stats, result)
+
+
+def _unjudged_oracles(config: RunConfig, result: RunResult) -> tuple[tuple[str, str], ...]:
+    """As ``run``'s (``unjudged_oracles``), with ``deterministic`` when no found transcript was asked again."""
+    out = dict(unjudged_oracles(config, select(only=config.only, skip=config.skip)))
+    out.update(dict(result.unjudged))
+    if "deterministic" in {o.id for o in select(only=config.only, skip=config.skip)} and not result.stats.reasked:
+        out.setdefault("deterministic", "fuzzing asks each input once; no found transcript was asked again")
+    return tuple(out.items())
 
 
 def _unjudged(config: RunConfig) -> tuple[str, ...]:

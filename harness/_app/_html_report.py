@@ -273,7 +273,7 @@ def _summary(d: dict[str, Any]) -> str:
         else "exit status"
     items.append((label, f"{code}: {_EXIT.get(code, 'unknown')}"))
     cells = "".join(f'<div{_WIDE if name == "summarizer" else ""}><dt>{_e(name)}</dt>'
-                    f'<dd{_status(name, code)}>{_e(value)}</dd></div>' for name, value in items)
+                    f'<dd{_status(name, _side_code(d))}>{_e(value)}</dd></div>' for name, value in items)
     return f'<dl class="summary">{cells}</dl>'
 
 
@@ -284,6 +284,12 @@ def _status(name: str, code: Any) -> str:
     return f' class="status status-{_e(code)}"' if name.startswith("exit status") else ""
 
 
+def _side_code(d: dict[str, Any]) -> Any:
+    """A compared side's status colour: its run's exit code, or 1 when its corpus replay still fails."""
+    failing = any(o.get("status") == "failing" for o in d.get("corpus_replay") or [])
+    return 1 if failing and d.get("exit_code") == 0 else d.get("exit_code")
+
+
 def _survival_section(d: dict[str, Any], source: str, threshold: float) -> str:
     survival = report_survival(d, source)
     head = "<h2>Survival over compaction rounds</h2>"
@@ -292,8 +298,9 @@ def _survival_section(d: dict[str, Any], source: str, threshold: float) -> str:
     if not survival.rounds:
         return head + '<p class="muted">No compaction was judged.</p>'
     if not survival.kinds():
-        return head + ('<p class="muted">No kind is counted: no selected oracle reports lost obligations of the kinds '
-                       "that were live (a retention oracle, oracles/README.md), so no finding would not mean kept.</p>")
+        return head + ('<p class="muted">No kind is counted: none of the selected oracles reports a lost obligation of '
+                       "the kinds that were live (a retention oracle, oracles/README.md), so an obligation they found "
+                       "nothing wrong with may still have been dropped.</p>")
     charted, cutoff = charted_rounds(survival)
     legend = []
     for i, kind in enumerate(survival.kinds()):

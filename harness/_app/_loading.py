@@ -9,7 +9,6 @@ from __future__ import annotations
 import hashlib
 import importlib
 import importlib.util
-import inspect
 import os
 import sys
 from collections.abc import Callable
@@ -20,7 +19,7 @@ from harness._base._errors import SpecError
 from oracles import ProseRules
 
 __all__ = ["load_object", "load_callable", "load_rules", "load_module", "code_fingerprint", "team_modules", "may_vary",
-           "function_identity"]
+           "spec_identity"]
 #: Our own top-level packages: a summarizer bundled with the harness is its own subpackage, not all of these.
 _OUR_ROOTS = ("harness", "strategies", "oracles")
 _FILE_MODULE_PREFIX = "_summarizer_"
@@ -123,15 +122,18 @@ def may_vary(fn: Callable[..., Any]) -> bool:
     return getattr(fn, "compaction_may_vary", False) is True
 
 
-def function_identity(fn: Callable[..., Any]) -> str:
-    """Which function this is, however the spec spelled it (``pkg.mod:f`` or ``path/to/mod.py:f``): its
-    source file's real path and its qualified name. ``compare`` refuses two sides that are one function."""
-    try:
-        source = inspect.getsourcefile(fn) or ""
-    except TypeError:  # a builtin or a callable object without a source file
-        source = ""
-    where = os.path.realpath(source) if source else getattr(fn, "__module__", "") or ""
-    return f"{where}:{getattr(fn, '__qualname__', type(fn).__qualname__)}"
+def spec_identity(spec: str) -> str:
+    """Which object a loaded spec names, however it was spelled (``pkg.mod:f`` or ``path/to/mod.py:f``):
+    the real path of the module file it imports and the attribute name. Two products of one factory, or
+    two instances of one class, are two objects; ``compare`` refuses only two sides that are one object.
+    Call it after ``load_callable(spec)``: the module is then imported."""
+    target, _, name = spec.rpartition(":")
+    if target.endswith(".py") or os.sep in target or "/" in target:
+        where = os.path.realpath(target)
+    else:
+        module = sys.modules.get(target)
+        where = os.path.realpath(module.__file__) if getattr(module, "__file__", None) else target
+    return f"{where}:{name}"
 
 
 def code_fingerprint(fn: Callable[..., Any], *, also: tuple[Any, ...] = ()) -> str:

@@ -9,7 +9,7 @@ import sys
 from harness._base._calling import call_once, output_tail
 from harness._base._errors import InfraError, SpecError
 from harness._base._protocol import resolve_protocol
-from harness._app._loading import code_fingerprint, function_identity, load_callable, load_module, may_vary
+from harness._app._loading import code_fingerprint, load_callable, load_module, may_vary, spec_identity
 from harness._app._transport import Answer, Loaded, Setup
 from harness._app._worker import Worker
 
@@ -69,7 +69,7 @@ class InlineTransport:
         self._fn = load_callable(self._spec)
         self.protocol = resolve_protocol(self._fn, setup.protocol, recorded=setup.recorded_protocol)
         return Loaded(self.protocol, code_fingerprint(self._fn, also=tuple(load_module(m) for m in setup.extend)),
-                      may_vary(self._fn), function_identity(self._fn))
+                      may_vary(self._fn), spec_identity(self._spec))
 
     def call(self, request, timeout: float) -> Answer:
         redact = self._setup.redactor.redact

@@ -25,7 +25,7 @@ from typing import Any
 from harness._base._calling import DEFAULT_MAX_RESULT_CHARS, call_once, output_tail
 from harness._base._errors import InfraError, SpecError
 from harness._base._protocol import CompactionRequest, resolve_protocol
-from harness._app._loading import code_fingerprint, function_identity, load_callable, load_module, may_vary
+from harness._app._loading import code_fingerprint, load_callable, load_module, may_vary, spec_identity
 from harness._app._redact import Redactor
 
 __all__ = ["Worker", "Loaded", "DEFAULT_LOAD_TIMEOUT"]
@@ -220,7 +220,7 @@ def _serve(conn, spec: str, protocol: str | None, recorded: str | None, max_resu
         extensions = tuple(load_module(module) for module in extend)
         fn = load_callable(spec)
         protocol = resolve_protocol(fn, protocol, recorded=recorded)
-        conn.send(("loaded", protocol, code_fingerprint(fn, also=extensions), may_vary(fn), function_identity(fn)))
+        conn.send(("loaded", protocol, code_fingerprint(fn, also=extensions), may_vary(fn), spec_identity(spec)))
     except SpecError as exc:
         printed = capture.tail()
         conn.send(("error", redactor.redact(str(exc)) + (f"; it printed: {printed}" if printed else "")))
