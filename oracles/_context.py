@@ -299,12 +299,33 @@ def call_text(call) -> str:
 
 @functools.lru_cache(maxsize=65536)
 def _may_open(text: str, phrases: tuple[str, ...]) -> bool:
+    """Whether ``_opening_pattern(phrases)`` finds a match in ``text`` lowered, without running it.
+
+    That pattern has no literal prefix, so the regex engine tries it at every position of a long message
+    (a whole regex pass); here each occurrence of a phrase (a C scan) is checked where it stands: the
+    phrase's own boundaries by its pattern, then the characters before it, which must be openers back to
+    a line start, or to a space right after an end mark. ``test_text_scans`` pins this to the pattern."""
     lowered = text.lower()
-    # Every match holds a phrase as written, and a substring test is a C scan where the pattern (no
-    # literal prefix to look for) tries every position: most messages hold none of the phrases.
-    if not any(phrase in lowered for phrase in phrases):
-        return False
-    return _opening_pattern(phrases).search(lowered) is not None
+    words = phrase_pattern(phrases)
+    for phrase in phrases:
+        start = lowered.find(phrase)
+        while start != -1:
+            if words.match(lowered, start) and _opens_at(lowered, start):
+                return True
+            start = lowered.find(phrase, start + 1)
+    return False
+
+
+_OPENERS = frozenset("-*\u2022_`~\"'{[,>#|")  # besides whitespace: what may stand between an opening and its words
+
+
+def _opens_at(text: str, at: int) -> bool:
+    """A sentence may open at ``at``: only openers before it, back to the text's or a line's start, or to
+    whitespace right after '.', '!' or '?' (the opening of ``_opening_pattern``)."""
+    run = at
+    while run > 0 and (text[run - 1].isspace() or text[run - 1] in _OPENERS):
+        run -= 1
+    return run == 0 or "\n" in text[run:at] or (run < at and text[run].isspace() and text[run - 1] in ".!?")
 
 
 @dataclass(frozen=True)

@@ -44,7 +44,9 @@ _MARKERS = ("update", "edit", "correction", "actually", "note:")
 
 
 @settings(max_examples=300)
-@given(text=st.lists(st.one_of(st.sampled_from(["Update", "EDIT:", "actually", " - ", "\n", ". ", "#", "note:", "x"]),
+@given(text=st.lists(st.one_of(st.sampled_from(["Update", "EDIT:", "actually", " - ", "\n", ". ", "#", "note:", "x",
+                                                "!", "?", "\u2022", "|", "> ", "`", '"', "*", "\r", "\xa0", "{[",
+                                                "\u2028", "editor", "_edit_"]),
                                _EDGY), max_size=12).map("".join))
 def test_the_opening_scan_answers_as_its_pattern_does(text):
     """``_may_open`` skips the pattern when no phrase occurs at all; that never changes its answer."""
@@ -128,3 +130,4 @@ _ident = st.text(alphabet="ab0-", min_size=1, max_size=12)
 def test_the_near_miss_search_answers_as_difflib_ratio_does(literal, tokens, ratio):
     # Its cheap bounds only skip tokens difflib's ratio would rule out; what it finds is the same.
     assert near_miss_among(literal, tokens, ratio) == _near_miss_by_definition(literal, tokens, ratio)
+
