@@ -502,13 +502,8 @@ def _replay(args) -> int:
           + (f", {counts['not-reproduced']} flaky entries not reproduced" if counts['not-reproduced'] else "")
           + (f" · interrupted after {len(replay.outcomes)} of {len(replay.corpus.entries)}"
              if replay.interrupted else ""))
-    if args.junit_xml:
-        try:
-            write_atomic(args.junit_xml, replay_junit(replay, args.summarizer))
-        except OSError as exc:
-            print(f"PathError: --junit-xml {args.junit_xml!r}: {exc.strerror or exc}", file=sys.stderr)
-            return EXIT_USAGE if replay.exit_code == EXIT_OK else replay.exit_code
-    return replay.exit_code
+    problems = _write_outputs(args, {"junit_xml": lambda: replay_junit(replay, args.summarizer)})
+    return _report_problems(problems, replay.exit_code)
 
 
 def _compare(args) -> int:
@@ -604,7 +599,9 @@ def _report(args) -> int:
     else:
         reports, verdict = documents, ""
         page = render_html(reports, threshold=args.survival_threshold, title=args.title)
-    write_atomic(args.output, page)
+    problems = _write_outputs(args, {"output": lambda: page})
+    if problems:
+        return _report_problems(problems, EXIT_OK)
     violations = sum(len(d["violations"]) for _, d in reports)
     crashed = sum(1 for _, d in reports if d.get("infra_errors"))
     incomplete = sum(1 for _, d in reports if d.get("incomplete"))
