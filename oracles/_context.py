@@ -344,17 +344,20 @@ class Context:
     text: str = field(init=False)
     parts: tuple[str, ...] = field(init=False)  # each message's text and each kept call, in order
     call_ids: frozenset[str] = field(init=False)
+    call_parts: frozenset[int] = field(init=False)  # the parts that are kept tool calls: records, not statements
 
     def __post_init__(self) -> None:
-        parts, ids = [], set()
+        parts, ids, calls = [], set(), set()
         for turn in self.result.messages:
             parts.append(turn.text)
             for call in turn.tool_calls:
                 ids.add(call.id)
+                calls.add(len(parts))
                 parts.append(call_text(call))
             if turn.tool_call_id:
                 ids.add(turn.tool_call_id)
         object.__setattr__(self, "parts", tuple(parts))
+        object.__setattr__(self, "call_parts", frozenset(calls))
         object.__setattr__(self, "text", "\n".join(parts))
         object.__setattr__(self, "call_ids", frozenset(ids))
         object.__setattr__(self, "lowered", frozenset(lit.lower() for lit in self.literals))

@@ -135,7 +135,7 @@ def _restated_differently(ctx, fact, mentions, expected: str) -> Iterator[Findin
     field, value = fact.literals
     last = max(m.clause.order for m in mentions)
     for other in field_mentions(ctx, field):
-        if other.number == value or other.clause.order <= last:
+        if other.number == value or other.clause.order <= last or other.clause.order[0] in ctx.call_parts:
             continue
         if ctx.cue_in(other.clause, ctx.rules.staleness_cues):
             continue
@@ -169,9 +169,11 @@ def supersession(case: Case) -> Iterator[Finding]:
                      if new not in c.text and not ctx.cue_in(c, rules.staleness_cues)]
             shown_new, shown_old = new, old
         carried = bool(ctx.ledger_entry(fact)) or bool(current) or (not field and ctx.mentions(new))
-        # Reading order matters: a stale statement followed by the change is history, not current.
+        # Reading order matters: a stale statement followed by the change is history, not current. A kept
+        # tool call is a record of what was called (the runtime re-attaches one still in flight after the
+        # summary), never a statement of what is current.
         latest = max((ctx.position(c) for c in current), default=(-1, -1))
-        stale = [c for c in stale if ctx.position(c) > latest]
+        stale = [c for c in stale if ctx.position(c) > latest and c.order[0] not in ctx.call_parts]
         if not carried:
             detail = (f"the value changed to {shown_new} but the context keeps the stale {shown_old}" if stale
                       else f"the change to {shown_new} was dropped")

@@ -203,6 +203,42 @@ def test_supersession(context, expected):
     assert [f.severity.value for f in findings] == ([expected] if expected else [])
 
 
+def test_a_pending_call_made_before_the_change_is_a_record_not_a_restatement():
+    """A call issued with the old value and still in flight is kept (the runtime re-attaches it after
+    the summary); its arguments record what was called, they do not state the old value as current."""
+    call = ToolCall(CALL, "upload_build", '{"bucket": "s3://old-01/"}')
+    turns = (Turn(Role.USER, "Use s3://old-01/."), Turn(Role.ASSISTANT, "Uploading.", (call,)),
+             Turn(Role.USER, "Switch from s3://old-01/ to s3://new-02/."))
+    binding = Fact("F0", FactKind.LITERAL_BINDING, ("s3://old-01/",), 0, Polarity.REQUIRE,
+                   Fate(Status.SUPERSEDED, 2, "F0.supersession"), (("category", "bucket"),))
+    change = Fact("F0.supersession", FactKind.SUPERSESSION, ("s3://new-02/",), 2, Polarity.REQUIRE, Fate(),
+                  (("category", "bucket"), ("old", "s3://old-01/"), ("target", "F0")))
+    transcript = Transcript(turns, (binding, change), (3,))
+
+    def judged(summary):
+        kept = Turn(Role.ASSISTANT, "", (call,))
+        return _flags("supersession", Case(transcript, 3, 10_000, CompactionResult((Turn(Role.SYSTEM, summary), kept))))
+
+    assert judged("The bucket is now s3://new-02/.") == []
+    restated = judged("The bucket is now s3://new-02/. Next: upload the build to s3://old-01/ again.")
+    assert [f.severity for f in restated] == [Severity.VIOLATE]
+
+
+def test_a_kept_call_with_another_number_is_not_the_limit_stated_again():
+    call = ToolCall(CALL, "configure", '{"retry_limit": 5}')
+    turns = (Turn(Role.ASSISTANT, "Configuring.", (call,)), Turn(Role.USER, f"Keep {FIELD} <= 3 from now on."))
+    fact = Fact("F0", FactKind.THRESHOLD, (FIELD, "3"), 1, Polarity.REQUIRE, Fate(),
+                (("field", FIELD), ("operator", "<="), ("value", "3")))
+    transcript = Transcript(turns, (fact,), (2,))
+
+    def judged(summary):
+        kept = Turn(Role.ASSISTANT, "", (call,))
+        return _flags("threshold-exact", Case(transcript, 2, 10_000, CompactionResult((Turn(Role.SYSTEM, summary), kept))))
+
+    assert judged(f"Limit: {FIELD} <= 3.") == []
+    assert judged(f"Limit: {FIELD} <= 3. Later we set {FIELD} = 5.") != []
+
+
 def _binding_case(context):
     turns = (Turn(Role.USER, "Use s3://stage-07/ for the bucket. Never use s3://prod-01/."),)
     facts = (
