@@ -9,6 +9,7 @@ import bisect
 import collections
 import difflib
 import functools
+import itertools
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -49,10 +50,29 @@ def _masker(literals: frozenset[str]):
     return mask
 
 
+# ``_IDENT`` finds one token in each run of identifier characters ([\w./:-]): the run from its first
+# ASCII letter or digit, up to its last word character or '/'. In ASCII text the runs are found in C:
+# every other byte becomes a space and the text is split; test_text_scans pins this to the pattern.
+_RUN_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./:-")
+_RUNS_ONLY = bytes(b if b in _RUN_BYTES else 0x20 for b in range(256))
+
+
 @functools.lru_cache(maxsize=16384)
 def identifier_tokens(text: str) -> frozenset[str]:
-    """Every identifier-like run in ``text`` (the shape ``Context.identifiers`` reads a clause in)."""
-    return frozenset(_IDENT.findall(text))
+    """Every identifier-like run in ``text`` (the shape ``Context.identifiers`` reads a clause in).
+    Remembered per text (a message judged at every compaction); ``tokens_of`` reads a whole context."""
+    return tokens_of(text)
+
+
+def tokens_of(text: str) -> frozenset[str]:
+    """``identifier_tokens`` of a text read once (a token never crosses a line, so a whole context's
+    tokens are its messages' tokens: one pass instead of one per message)."""
+    if not text.isascii():
+        return frozenset(_IDENT.findall(text))
+    runs = set(text.encode("ascii").translate(_RUNS_ONLY).decode("ascii").split())
+    tokens = {run.lstrip("_./:-").rstrip(".:-") for run in runs}
+    tokens.discard("")
+    return frozenset(tokens)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -316,6 +336,49 @@ def _may_open(text: str, phrases: tuple[str, ...]) -> bool:
     return False
 
 
+_OPENINGS_SEEN: dict[tuple[str, ...], dict[str, bool]] = {}  # phrases -> message text -> ``_may_open``
+_OPENINGS_SEEN_LIMIT = 1 << 16  # messages remembered per phrase list before it starts afresh
+_FEW_MESSAGES = 8  # fewer new messages than this are scanned one by one
+
+
+def _openings(parts: tuple[str, ...], phrases: tuple[str, ...]) -> list[bool]:
+    """``_may_open(part, phrases)`` for each of ``parts``, remembered per message text (a session judges
+    the messages it keeps at every compaction). Messages not seen before are scanned together, as one
+    text joined by newlines: one C scan per phrase instead of one per phrase and message. A message
+    start is then a line start, and its neighbours a newline, exactly as the message alone reads."""
+    seen = _OPENINGS_SEEN.setdefault(phrases, {})
+    new = [p for p in dict.fromkeys(parts) if p not in seen]
+    if len(seen) + len(new) > _OPENINGS_SEEN_LIMIT:
+        seen.clear()
+        new = list(dict.fromkeys(parts))
+    joined = "\n".join(new)
+    lowered = joined.lower()
+    if len(new) < _FEW_MESSAGES or len(lowered) != len(joined) or any("\n" in p for p in phrases):
+        seen.update((p, _may_open(p, phrases)) for p in new)
+    else:
+        starts = list(itertools.accumulate((len(p) + 1 for p in new[:-1]), initial=0))
+        hits = _opening_messages(lowered, starts, phrases)
+        seen.update((p, i in hits) for i, p in enumerate(new))
+    return [seen[p] for p in parts]
+
+
+def _opening_messages(lowered: str, starts: list[int], phrases: tuple[str, ...]) -> set[int]:
+    """Which messages of ``lowered`` (joined by newlines, each beginning at ``starts``) may open a
+    sentence with one of ``phrases``: each phrase occurrence checked where it stands, as ``_may_open``
+    does, skipping to the next message once one is found."""
+    words, hits = phrase_pattern(phrases), set()
+    for phrase in phrases:
+        at = lowered.find(phrase)
+        while at != -1:
+            i = bisect.bisect_right(starts, at) - 1
+            if i not in hits and not (words.match(lowered, at) and _opens_at(lowered, at)):
+                at = lowered.find(phrase, at + 1)
+                continue
+            hits.add(i)
+            at = lowered.find(phrase, starts[i + 1]) if i + 1 < len(starts) else -1
+    return hits
+
+
 _OPENERS = frozenset("-*\u2022_`~\"'{[,>#|")  # besides whitespace: what may stand between an opening and its words
 
 
@@ -488,8 +551,8 @@ class Context:
         # the earliest statement any caller asked about are ever scanned.
         scanned_from, opening = self._opening.get(phrases, (len(self.parts), ()))
         if first < scanned_from:
-            opening = tuple(i for i in range(first, scanned_from)
-                            if _may_open(self.parts[i], phrases) or "\\" in self.parts[i]) + opening
+            may = _openings(self.parts[first:scanned_from], phrases)
+            opening = tuple(i for i, yes in enumerate(may, first) if yes or "\\" in self.parts[i]) + opening
             self._opening[phrases] = (first, opening)
         out = []
         for i in opening[bisect.bisect_left(opening, first):]:
@@ -577,7 +640,7 @@ class Context:
 
     @functools.cached_property
     def _tokens(self) -> frozenset[str]:
-        return frozenset().union(*(identifier_tokens(p) for p in self.parts))
+        return tokens_of(self.text)
 
     def identifiers(self, clause: Clause) -> list[str]:
         """Identifier-like tokens (with a digit, underscore, '/' or ':') in a clause.

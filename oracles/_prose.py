@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 from harness._base._kinds import kind_def
 from harness._base._model import FactKind, Polarity
-from oracles._context import Clause, call_text, identifier_tokens, part_reading
+from oracles._context import Clause, call_text, identifier_tokens, part_reading, tokens_of
 from oracles._core import Case, Finding, Severity, oracle
 from oracles._numbers import field_mentions, line_mentions, operators_in, value_mentions
 
@@ -214,28 +214,59 @@ def negative_fact_disposition(case: Case) -> Iterator[Finding]:
 
 
 class _SourceText:
-    """The source window as no-invented-obligation searches it: whole tokens first (per turn,
-    remembered across compactions), the joined text only for what they do not answer."""
+    """The source window as no-invented-obligation searches it: its joined text, and for many lookups
+    its identifier tokens (extended from the last window of the same transcript: a session's window
+    grows at every compaction, and rereading all of it each time would make a session quadratic)."""
 
     def __init__(self, case: Case):
-        self._parts = []
-        for turn in case.window:
-            self._parts.append(turn.text)
-            for call in turn.tool_calls:
-                self._parts.append(f"{call.id} {call.name} {call.arguments}")
-        self._tokens: frozenset[str] | set[str] | None = None
+        self._turns, self._boundary = case.transcript.turns, case.boundary
+        self._tokens: frozenset[str] | None = None
         self._text: str | None = None
 
     @property
     def text(self) -> str:
         if self._text is None:
-            self._text = "\n".join(self._parts)
+            self._text = _joined(self._turns[:self._boundary])
         return self._text
 
-    def has(self, token: str) -> bool:
-        if self._tokens is None:
-            self._tokens = set().union(*(identifier_tokens(p) for p in self._parts))
-        return token in self._tokens or token in self.text
+    def known(self, tokens: set[str]) -> set[str]:
+        """Those of ``tokens`` the source holds (as a substring: a whole token is one too). A few are
+        looked for in the text; for many, the source's own tokens answer most of them first."""
+        if len(tokens) > _FEW_LOOKUPS and self._tokens is None:
+            self._tokens = _window_tokens(self._turns, self._boundary)
+        return {t for t in tokens if (self._tokens is not None and t in self._tokens) or t in self.text}
+
+
+_FEW_LOOKUPS = 16  # up to this many tokens are looked up in the source text, one scan each at most
+
+
+def _joined(turns) -> str:
+    """The turns' texts and tool calls, one per line."""
+    parts = []
+    for turn in turns:
+        parts.append(turn.text)
+        parts.extend(f"{call.id} {call.name} {call.arguments}" for call in turn.tool_calls)
+    return "\n".join(parts)
+
+
+# The last window read per transcript, by identity (the entry holds the turns, so the identity stays
+# theirs): id(turns) -> (turns, boundary, tokens of turns[:boundary]).
+_WINDOWS_READ: dict[int, tuple[tuple, int, frozenset[str]]] = {}
+_WINDOWS_READ_LIMIT = 8
+
+
+def _window_tokens(turns: tuple, boundary: int) -> frozenset[str]:
+    """``tokens_of`` the window ``turns[:boundary]``; only the turns after the last window read of the
+    same transcript are read (tokens never cross a line, so the parts' tokens are the whole's)."""
+    held = _WINDOWS_READ.get(id(turns))
+    if held is not None and held[0] is turns and held[1] <= boundary:
+        tokens = held[2] | tokens_of(_joined(turns[held[1]:boundary])) if held[1] < boundary else held[2]
+    else:
+        tokens = tokens_of(_joined(turns[:boundary]))
+    if len(_WINDOWS_READ) >= _WINDOWS_READ_LIMIT:
+        _WINDOWS_READ.clear()
+    _WINDOWS_READ[id(turns)] = (turns, boundary, tokens)
+    return tokens
 
 
 _TRIGGER = re.compile(r"[0-9_/]")
@@ -264,8 +295,8 @@ def no_invented_obligation(case: Case) -> Iterator[Finding]:
     # obligation; find those from the tokens instead of reading every clause. A message kept verbatim
     # from the window invents nothing, whatever its identifiers.
     window = {turn.text for turn in case.window} | {call_text(c) for turn in case.window for c in turn.tool_calls}
-    unknown_anywhere = {t for raw in ctx.parts if raw not in window for t in _maybe_identifiers(part_reading(raw))
-                        if not source.has(t) and not _joined_from(t, source.text)}
+    candidates = {t for raw in ctx.parts if raw not in window for t in _maybe_identifiers(part_reading(raw))}
+    unknown_anywhere = {t for t in candidates - source.known(candidates) if not _joined_from(t, source.text)}
     suspected = {lit for lit in required - forbidden if ctx.mentions(lit)}
     reported: set[str] = set()
     for clause in ctx.clauses_holding(unknown_anywhere | suspected):

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from harness import Role, ToolCall, Turn
 from harness._base._tokens import _message_tokens, count_tokens
 from harness._base._wholetoken import has_token, literal_pattern, token_spans
-from oracles._context import _may_open, _opening_pattern, near_miss_among
+from oracles._context import _IDENT, _may_open, _opening_pattern, _openings, identifier_tokens, near_miss_among, tokens_of
 
 _TOKEN = re.compile(r"\w+|[^\w\s]")  # the counter's definition, written out again on purpose
 
@@ -40,6 +40,16 @@ def test_a_messages_tokens_are_the_sum_over_its_parts(text, calls, answers):
     assert _message_tokens(turn, count_tokens) == _message_tokens(turn, per_part)
 
 
+@settings(max_examples=500)
+@given(st.one_of(st.text(alphabet=st.sampled_from("aZ09_-./:x \t\n\x00@é"), max_size=40), _TEXT))
+@example("_._a-b.:/c:.-")
+@example("__init__ s3://b/k/ v1.2.3. -x- /")
+def test_identifier_tokens_match_the_pattern(text):
+    """The C-level run split finds exactly the tokens the identifier pattern does."""
+    identifier_tokens.cache_clear()
+    assert identifier_tokens(text) == frozenset(_IDENT.findall(text))
+
+
 _MARKERS = ("update", "edit", "correction", "actually", "note:")
 
 
@@ -51,6 +61,23 @@ _MARKERS = ("update", "edit", "correction", "actually", "note:")
 def test_the_opening_scan_answers_as_its_pattern_does(text):
     """``_may_open`` skips the pattern when no phrase occurs at all; that never changes its answer."""
     assert _may_open(text, _MARKERS) == (_opening_pattern(_MARKERS).search(text.lower()) is not None)
+
+
+_OPENING_PIECES = st.lists(st.one_of(st.sampled_from(["Update", "EDIT:", "actually", " - ", "\n", ". ", "#", "note:", "x",
+                                                      "!", "?", "\u2022", "> ", "\u0130", "editor", "_edit_"]),
+                                     _EDGY), max_size=6).map("".join)
+
+
+@settings(max_examples=300)
+@given(parts=st.lists(_OPENING_PIECES, max_size=20), seen=st.lists(_OPENING_PIECES, max_size=10))
+def test_messages_scanned_together_answer_as_each_alone(parts, seen):
+    """New messages are scanned as one joined text; each answer is the one-message scan's, whatever
+    was remembered before (``seen``) and however many are new."""
+    from oracles import _context
+
+    _context._OPENINGS_SEEN.clear()
+    _openings(tuple(seen), _MARKERS)
+    assert _openings(tuple(parts), _MARKERS) == [_may_open(p, _MARKERS) for p in parts]
 
 
 @settings(max_examples=300)
@@ -69,7 +96,7 @@ def test_token_spans_respect_whole_tokens():
 
 # -- units found from a literal's occurrences equal the units of splitting the whole reading --------
 
-from harness import CompactionResult, Role, Turn  # noqa: E402
+from harness import CompactionResult  # noqa: E402
 from oracles._context import _CLAUSE_SPLIT, _SENTENCE_SPLIT, Context, part_reading  # noqa: E402
 from oracles._rules import DEFAULT_RULES  # noqa: E402
 
@@ -130,4 +157,18 @@ _ident = st.text(alphabet="ab0-", min_size=1, max_size=12)
 def test_the_near_miss_search_answers_as_difflib_ratio_does(literal, tokens, ratio):
     # Its cheap bounds only skip tokens difflib's ratio would rule out; what it finds is the same.
     assert near_miss_among(literal, tokens, ratio) == _near_miss_by_definition(literal, tokens, ratio)
+
+
+
+@settings(max_examples=100)
+@given(texts=st.lists(_TEXT, min_size=1, max_size=8), cuts=st.lists(st.integers(0, 8), min_size=1, max_size=4))
+def test_a_growing_window_reads_the_tokens_a_fresh_read_does(texts, cuts):
+    """no-invented-obligation extends the last window's tokens by the turns since; whatever the order
+    of the windows asked for, each answer is the tokens of that window read afresh."""
+    from oracles import _prose
+
+    turns = tuple(Turn(Role.USER, text) for text in texts)
+    for cut in cuts:
+        boundary = min(cut, len(turns))
+        assert _prose._window_tokens(turns, boundary) == tokens_of(_prose._joined(turns[:boundary]))
 
