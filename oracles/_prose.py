@@ -269,14 +269,14 @@ def _window_tokens(turns: tuple, boundary: int) -> frozenset[str]:
     return tokens
 
 
-_TRIGGER = re.compile(r"[0-9_/]")
+_TRIGGER = frozenset("0123456789_/")  # a token holding one of these may be a name
 
 
 @functools.lru_cache(maxsize=16384)
 def _maybe_identifiers(reading: str) -> tuple[str, ...]:
     """The tokens of one message's reading that could be identifiers (they hold a digit, '_' or '/'):
     a superset of what ``Context.identifiers`` finds in any of its clauses."""
-    return tuple(t for t in identifier_tokens(reading) if _TRIGGER.search(t))
+    return tuple(t for t in identifier_tokens(reading) if not _TRIGGER.isdisjoint(t))
 
 
 @oracle("no-invented-obligation", reference="field reports")

@@ -172,3 +172,65 @@ def test_a_growing_window_reads_the_tokens_a_fresh_read_does(texts, cuts):
         boundary = min(cut, len(turns))
         assert _prose._window_tokens(turns, boundary) == tokens_of(_prose._joined(turns[:boundary]))
 
+
+# -- the structure rewrite's fast path for prose lines reads them as the general rules do ------------
+
+from oracles._reading import _BOLD_LINE, _BULLET, _HEADING, _KEY_ONLY, _TABLE_RULE, _scoped  # noqa: E402
+
+
+def _scoped_as_defined(lines):
+    """``_reading._scoped`` as it was before its fast path for prose at the margin: every line through
+    the general rules (written out again on purpose)."""
+    out, headings, keys, columns, item_indent = [], [], [], None, None
+    stripped = strip_markup("\n".join(lines)).split("\n")
+    for raw, line in zip(lines, stripped):
+        line = line.rstrip()
+        if not line.strip():
+            columns = None
+            continue
+        heading = _HEADING.match(line) if "#" in line[:4] else None
+        bold = _BOLD_LINE.match(raw) if "**" in raw else None
+        if heading or bold:
+            level = len(heading.group(1)) if heading else 7
+            text = (heading.group(2) if heading else strip_markup(bold.group(1))).strip().rstrip(":").strip()
+            headings = [h for h in headings if h[0] < level] + [(level, text)]
+            keys, columns = [], None
+            continue
+        if line.lstrip().startswith("|"):
+            cells = [c.strip() for c in line.strip().strip("|").split("|")]
+            if _TABLE_RULE.match(line):
+                continue
+            if columns is None:
+                columns = cells
+                continue
+            line = ", ".join(f"{h}: {c}" if h else c for h, c in zip(columns, cells) if c)
+        indent = len(line) - len(line.lstrip())
+        bullet = _BULLET.match(line)
+        key_only = _KEY_ONLY.match(line) if line.endswith(":") else None
+        if not bullet and item_indent is not None and indent >= item_indent and out and not key_only:
+            out[-1] += ", " + line.strip()
+            continue
+        item_indent = bullet.end() if bullet else None
+        keys = [k for k in keys if k[0] < indent or (k[0] == indent and bullet)]
+        body = line[bullet.end():] if bullet else line.strip()
+        if key_only and not body.rstrip().endswith("::"):
+            keys.append((indent, key_only.group(2).strip()))
+            item_indent = None
+            continue
+        prefix = [t for _, t in headings] + [t for _, t in keys]
+        out.append(": ".join([*prefix, body.strip()]) if prefix else body.strip())
+    return out or [t for _, t in headings]
+
+
+_LINE_PIECES = ["# Forbidden", "## Open", "### x", "#tag", "ab#c", "**Pinned**", "**Notes:**", "- item", "* item",
+                "+ item", "\u2022 item", "1. one", "12) two", "\u0663. three", "-dash", "  - nested", "    deeper",
+                "key:", "  sub key:", "key::", "| a | b |", "|---|---|", "| 1 | 2 |", "prose", "prose: colon",
+                "x **bold** y", "`code` here", "~~old~~ new", "  continued", "\u00a0nbsp", "\u2003em", "\t tab", "",
+                " ", "s3://b/k", "\ufeffbom"]
+
+
+@settings(max_examples=500)
+@given(st.lists(st.one_of(st.sampled_from(_LINE_PIECES),
+                          st.tuples(st.sampled_from(_LINE_PIECES), _EDGY).map("".join)), max_size=14))
+def test_prose_lines_read_as_the_general_rules_read_them(lines):
+    assert _scoped(lines) == _scoped_as_defined(lines)
