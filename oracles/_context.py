@@ -347,19 +347,20 @@ def _openings(parts: tuple[str, ...], phrases: tuple[str, ...]) -> list[bool]:
     text joined by newlines: one C scan per phrase instead of one per phrase and message. A message
     start is then a line start, and its neighbours a newline, exactly as the message alone reads."""
     seen = _OPENINGS_SEEN.setdefault(phrases, {})
-    new = [p for p in dict.fromkeys(parts) if p not in seen]
-    if len(seen) + len(new) > _OPENINGS_SEEN_LIMIT:
-        seen.clear()
-        new = list(dict.fromkeys(parts))
+    answers = {p: seen.get(p) for p in parts}  # ``get``: sessions judged on other threads share the memo
+    new = [p for p, answer in answers.items() if answer is None]
     joined = "\n".join(new)
     lowered = joined.lower()
     if len(new) < _FEW_MESSAGES or len(lowered) != len(joined) or any("\n" in p for p in phrases):
-        seen.update((p, _may_open(p, phrases)) for p in new)
+        answers.update((p, _may_open(p, phrases)) for p in new)
     else:
         starts = list(itertools.accumulate((len(p) + 1 for p in new[:-1]), initial=0))
         hits = _opening_messages(lowered, starts, phrases)
-        seen.update((p, i in hits) for i, p in enumerate(new))
-    return [seen[p] for p in parts]
+        answers.update((p, i in hits) for i, p in enumerate(new))
+    if len(seen) + len(new) > _OPENINGS_SEEN_LIMIT:
+        seen.clear()
+    seen.update((p, answers[p]) for p in new)
+    return [answers[p] for p in parts]
 
 
 def _opening_messages(lowered: str, starts: list[int], phrases: tuple[str, ...]) -> set[int]:
