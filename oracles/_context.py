@@ -408,7 +408,7 @@ class Context:
     text: str = field(init=False)
     parts: tuple[str, ...] = field(init=False)  # each message's text and each kept call, in order
     call_ids: frozenset[str] = field(init=False)
-    call_parts: frozenset[int] = field(init=False)  # the parts that are kept tool calls: records, not statements
+    call_parts: frozenset[int] = field(init=False)  # the indexes in ``parts`` of kept tool calls
 
     def __post_init__(self) -> None:
         parts, ids, calls = [], set(), set()

@@ -85,6 +85,7 @@ def threshold_exact(case: Case) -> Iterator[Finding]:
 def _judge_threshold(case: Case, fact, field: str, value: str, op: str) -> Iterator[Finding]:
     ctx = case.context
     rules = ctx.rules
+    recorded = _calls_made(case)
     expected = f"{field} {op} {value}"
     mentions = value_mentions(ctx, field, value)
     if not mentions and all(ctx.cue_in(m.clause, rules.staleness_cues) for m in field_mentions(ctx, field)):
@@ -112,30 +113,31 @@ def _judge_threshold(case: Case, fact, field: str, value: str, op: str) -> Itera
             worst = worst or Finding.about("threshold-exact", fact, f"{field} is stated approximately ({approx!r})",
                                            expected=expected, found=mention.clause.text)
         elif op in stated:
-            yield from _restated_differently(ctx, fact, mentions, expected)
+            yield from _restated_differently(ctx, fact, mentions, expected, recorded)
             return
         elif stated:
             worst = Finding.about("threshold-exact", fact, f"{field} operator changed from {op} to {'/'.join(sorted(stated))}",
                                   expected=expected, found=mention.clause.text)
         elif op == "==":
-            yield from _restated_differently(ctx, fact, mentions, expected)
+            yield from _restated_differently(ctx, fact, mentions, expected, recorded)
             return
         elif worst is None or worst.severity is Severity.DEGRADE:
             worst = Finding.about("threshold-exact", fact, f"{field} keeps {value} but not its operator {op}",
                                   expected=expected, found=mention.clause.text, severity=Severity.DEGRADE)
     if worst is not None and worst.severity is Severity.DEGRADE:
-        restated = list(_restated_differently(ctx, fact, mentions, expected))
+        restated = list(_restated_differently(ctx, fact, mentions, expected, recorded))
         worst = restated[0] if restated else worst
     if worst is not None:
         yield worst
 
 
-def _restated_differently(ctx, fact, mentions, expected: str) -> Iterator[Finding]:
-    """The field stated again later with another number, not marked as history: the later one misleads."""
+def _restated_differently(ctx, fact, mentions, expected: str, recorded: frozenset[int]) -> Iterator[Finding]:
+    """The field stated again later with another number, not marked as history: the later one misleads.
+    A call the source made (``recorded``) is a record of what was called, not a statement."""
     field, value = fact.literals
     last = max(m.clause.order for m in mentions)
     for other in field_mentions(ctx, field):
-        if other.number == value or other.clause.order <= last or other.clause.order[0] in ctx.call_parts:
+        if other.number == value or other.clause.order <= last or other.clause.order[0] in recorded:
             continue
         if ctx.cue_in(other.clause, ctx.rules.staleness_cues):
             continue
@@ -149,6 +151,7 @@ def supersession(case: Case) -> Iterator[Finding]:
     """When a value changed, the context carries the current one and never the stale one as current."""
     ctx = case.context
     rules = ctx.rules
+    recorded = _calls_made(case)
     for fact in case.live:
         if fact.kind is not FactKind.SUPERSESSION:
             continue
@@ -169,11 +172,11 @@ def supersession(case: Case) -> Iterator[Finding]:
                      if new not in c.text and not ctx.cue_in(c, rules.staleness_cues)]
             shown_new, shown_old = new, old
         carried = bool(ctx.ledger_entry(fact)) or bool(current) or (not field and ctx.mentions(new))
-        # Reading order matters: a stale statement followed by the change is history, not current. A kept
-        # tool call is a record of what was called (the runtime re-attaches one still in flight after the
-        # summary), never a statement of what is current.
+        # Reading order matters: a stale statement followed by the change is history, not current. A call
+        # the source made, kept as it was, is a record of what was called (the runtime re-attaches one
+        # still in flight after the summary), never a statement of what is current.
         latest = max((ctx.position(c) for c in current), default=(-1, -1))
-        stale = [c for c in stale if ctx.position(c) > latest and c.order[0] not in ctx.call_parts]
+        stale = [c for c in stale if ctx.position(c) > latest and c.order[0] not in recorded]
         if not carried:
             detail = (f"the value changed to {shown_new} but the context keeps the stale {shown_old}" if stale
                       else f"the change to {shown_new} was dropped")
@@ -181,6 +184,15 @@ def supersession(case: Case) -> Iterator[Finding]:
         elif stale:
             yield Finding.about("supersession", fact, f"the stale {shown_old} is still stated after the change to {shown_new}",
                                 expected=shown_new, found=stale[0].text)
+
+
+def _calls_made(case: Case) -> frozenset[int]:
+    """The context's parts that are tool calls the source window made, kept exactly: records of what was
+    called. A call the context makes up is no record, and what it names is read like any statement."""
+    if not case.context.call_parts:
+        return frozenset()
+    made = {call_text(c) for turn in case.window for c in turn.tool_calls}
+    return frozenset(i for i in case.context.call_parts if case.context.parts[i] in made)
 
 
 def value_mentions_in(text: str, field: str, value: str) -> bool:

@@ -215,13 +215,16 @@ def test_a_pending_call_made_before_the_change_is_a_record_not_a_restatement():
                   (("category", "bucket"), ("old", "s3://old-01/"), ("target", "F0")))
     transcript = Transcript(turns, (binding, change), (3,))
 
-    def judged(summary):
-        kept = Turn(Role.ASSISTANT, "", (call,))
-        return _flags("supersession", Case(transcript, 3, 10_000, CompactionResult((Turn(Role.SYSTEM, summary), kept))))
+    def judged(summary, kept=call):
+        kept_turn = Turn(Role.ASSISTANT, "", (kept,))
+        return _flags("supersession", Case(transcript, 3, 10_000, CompactionResult((Turn(Role.SYSTEM, summary), kept_turn))))
 
     assert judged("The bucket is now s3://new-02/.") == []
     restated = judged("The bucket is now s3://new-02/. Next: upload the build to s3://old-01/ again.")
     assert [f.severity for f in restated] == [Severity.VIOLATE]
+    # A call the source never made is no record: what it names is read as a statement.
+    made_up = ToolCall("call_000000000001", "upload_build", '{"bucket": "s3://old-01/"}')
+    assert [f.severity for f in judged("The bucket is now s3://new-02/.", made_up)] == [Severity.VIOLATE]
 
 
 def test_a_kept_call_with_another_number_is_not_the_limit_stated_again():
@@ -231,12 +234,13 @@ def test_a_kept_call_with_another_number_is_not_the_limit_stated_again():
                 (("field", FIELD), ("operator", "<="), ("value", "3")))
     transcript = Transcript(turns, (fact,), (2,))
 
-    def judged(summary):
-        kept = Turn(Role.ASSISTANT, "", (call,))
-        return _flags("threshold-exact", Case(transcript, 2, 10_000, CompactionResult((Turn(Role.SYSTEM, summary), kept))))
+    def judged(summary, kept=call):
+        kept_turn = Turn(Role.ASSISTANT, "", (kept,))
+        return _flags("threshold-exact", Case(transcript, 2, 10_000, CompactionResult((Turn(Role.SYSTEM, summary), kept_turn))))
 
     assert judged(f"Limit: {FIELD} <= 3.") == []
     assert judged(f"Limit: {FIELD} <= 3. Later we set {FIELD} = 5.") != []
+    assert judged(f"Limit: {FIELD} <= 3.", ToolCall(CALL, "configure", '{"retry_limit": 6}')) != []
 
 
 def _binding_case(context):
