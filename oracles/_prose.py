@@ -232,7 +232,6 @@ class _SourceText:
 
     def __init__(self, case: Case):
         self._turns, self._boundary = case.transcript.turns, case.boundary
-        self._tokens: frozenset[str] | None = None
         self._text: str | None = None
 
     @property
@@ -243,13 +242,21 @@ class _SourceText:
 
     def known(self, tokens: set[str]) -> set[str]:
         """Those of ``tokens`` the source holds (as a substring: a whole token is one too). A few are
-        looked for in the text; for many, the source's own tokens answer most of them first."""
-        if len(tokens) > _FEW_LOOKUPS and self._tokens is None:
-            self._tokens = _window_tokens(self._turns, self._boundary)
-        return {t for t in tokens if (self._tokens is not None and t in self._tokens) or t in self.text}
+        looked for in the text; for many, the window's own tokens answer most of them first, read
+        from its oldest turns on and only as far as it takes (a summary names what it summarizes, and
+        it summarizes the oldest turns)."""
+        unsure = set(tokens)
+        read = _held_boundary(self._turns, self._boundary)
+        if read and len(unsure) > _FEW_LOOKUPS:
+            unsure -= _window_tokens(self._turns, read)  # remembered: nothing is read
+        while len(unsure) > _FEW_LOOKUPS and read < self._boundary:
+            read = min(self._boundary, read + max(_FIRST_READ, read))  # doubling: at most twice the turns needed
+            unsure -= _window_tokens(self._turns, read)
+        return tokens - {t for t in unsure if t not in self.text}
 
 
 _FEW_LOOKUPS = 16  # up to this many tokens are looked up in the source text, one scan each at most
+_FIRST_READ = 256  # turns read first
 
 
 def _joined(turns) -> str:
@@ -265,6 +272,12 @@ def _joined(turns) -> str:
 # theirs): id(turns) -> (turns, boundary, tokens of turns[:boundary]).
 _WINDOWS_READ: dict[int, tuple[tuple, int, frozenset[str]]] = {}
 _WINDOWS_READ_LIMIT = 8
+
+
+def _held_boundary(turns: tuple, boundary: int) -> int:
+    """How much of ``turns[:boundary]`` was read last (0 if none, or if that read went past it)."""
+    held = _WINDOWS_READ.get(id(turns))
+    return held[1] if held is not None and held[0] is turns and held[1] <= boundary else 0
 
 
 def _window_tokens(turns: tuple, boundary: int) -> frozenset[str]:

@@ -169,7 +169,7 @@ def test_a_growing_window_reads_the_tokens_a_fresh_read_does(texts, cuts):
 
     turns = tuple(Turn(Role.USER, text) for text in texts)
     for cut in cuts:
-        boundary = min(cut, len(turns))
+        boundary = cut % (len(turns) + 1)
         assert _prose._window_tokens(turns, boundary) == tokens_of(_prose._joined(turns[:boundary]))
 
 
@@ -234,3 +234,21 @@ _LINE_PIECES = ["# Forbidden", "## Open", "### x", "#tag", "ab#c", "**Pinned**",
                           st.tuples(st.sampled_from(_LINE_PIECES), _EDGY).map("".join)), max_size=14))
 def test_prose_lines_read_as_the_general_rules_read_them(lines):
     assert _scoped(lines) == _scoped_as_defined(lines)
+
+
+@settings(max_examples=200)
+@given(texts=st.lists(_EDGY, min_size=1, max_size=600), asked=st.lists(_EDGY, min_size=0, max_size=40),
+       cuts=st.lists(st.integers(0, 600), min_size=1, max_size=4))
+def test_the_source_knows_a_token_when_its_text_holds_it(texts, asked, cuts):
+    """However far the window's tokens were read before (each window of one transcript, in any order),
+    ``known`` answers exactly "the window's text holds it"."""
+    from harness import Transcript
+    from oracles import Case, _prose
+
+    transcript = Transcript(tuple(Turn(Role.USER, text) for text in texts), (), ())
+    for cut in cuts:
+        boundary = cut % (len(texts) + 1)
+        source = _prose._SourceText(Case(transcript, boundary, 10_000, CompactionResult(())))
+        text = _prose._joined(transcript.turns[:boundary])
+        tokens = set(asked).union(*(identifier_tokens(t) for t in texts))  # inside the window and past it
+        assert source.known(tokens) == {t for t in tokens if t in text}
