@@ -2,7 +2,7 @@
 
 from hypothesis import find, settings
 
-from harness import FactKind, Role, Status
+from harness import FactKind, Role, Status, Turn
 from strategies import facts, make_literal, transcripts
 
 
@@ -178,4 +178,87 @@ def test_a_failure_rounds_into_a_session_restarts_from_the_request_of_the_failin
     assert len(calls) == before  # the candidate's one request is the failing round's: the cache answers it
     assert shrinker.transcript.compaction_points == (len(shrinker.transcript.turns),)
     assert len(shrinker.transcript.turns) == len(first.contexts[key])
+    assert shrinker.still_fails(shrinker.transcript)
+
+
+def _restart_setup(turns, facts, tightenings=(), share=1.0):
+    """A tail compactor's session (keeping the newest messages within ``share`` of the budget) judged
+    with a call cache keyed by the whole request (turns and budget)."""
+    from harness import Transcript
+    from harness._app._judging import judge_session
+    from harness._base._compact import compact_once
+    from harness.summarizers.naive import tail
+
+    transcript = Transcript(turns, facts, (), tightenings=tightenings)
+    calls, cache = [], {}
+
+    def keep_newest(messages, budget):
+        return tail(messages, int(budget * share))
+
+    def cached(request):
+        key = (request.turns, request.budget)
+        if key not in cache:
+            calls.append(key)
+            cache[key] = compact_once(keep_newest, request, protocol="messages")
+        return cache[key]
+
+    def judge_for(key):
+        return lambda candidate, budget: judge_session(candidate, cached, budget=budget, until=key)
+
+    return transcript, calls, judge_for
+
+
+def _work(n, words=40):
+    return [Turn(Role.USER if i % 2 else Role.ASSISTANT,
+                 f"step {i}: " + " ".join(f"ran lint on module_{i}_{j}" for j in range(words // 4))) for i in range(n)]
+
+
+def test_a_restart_keeps_the_tightened_budget_its_round_had():
+    """A failure after the budget tightened restarts with the tightened budget: the restarted round's
+    request is the failing round's (the cache answers it), not the same turns at the session's budget."""
+    from harness import Fact, FactKind, Polarity
+    from harness._base._model import Tightening
+    from harness._app._shrinking import Shrinker
+
+    work = _work(120)
+    turns = (*work[:60], Turn(Role.USER, "Never write to s3://acme-prod-77/ from this job."), *work[60:])
+    fact = Fact("P", FactKind.PROHIBITION, ("s3://acme-prod-77/",), 60, Polarity.FORBID)
+    key = ("literal-verbatim", "prohibition")
+    transcript, calls, judge_for = _restart_setup(turns, (fact,), (Tightening(2, 500),))
+    judge = judge_for(key)
+    first = judge(transcript, 600)
+    _, index, _, _ = first.violations[key]
+    assert index > 2  # the failing round ran at the tightened budget
+    shrinker = Shrinker(key, transcript, first.violations[key], 600, judge)
+    shrinker._cut_after_failure()
+    before = len(calls)
+    shrinker._from_failing_request()
+    assert len(calls) == before  # same turns and same budget: answered by the cache
+    assert shrinker.transcript.tightenings == (Tightening(0, 500),)
+    assert len(shrinker.transcript.turns) < len(transcript.turns) // 4
+
+
+def test_a_loss_between_two_rounds_restarts_from_the_round_before_it():
+    """ledger-monotone needs the round that carried the obligation and the one that lost it: the
+    failing round alone cannot show it, so the restart begins a round earlier, with two rounds. (The
+    compactor keeps half its budget, so a restarted round fires where the original did.)"""
+    from harness import Fact, FactKind, Polarity
+    from harness._app._shrinking import Shrinker
+
+    work = _work(120)
+    turns = (*work[:60], Turn(Role.USER, "Never write to s3://acme-prod-77/ from this job."), *work[60:])
+    fact = Fact("P", FactKind.PROHIBITION, ("s3://acme-prod-77/",), 60, Polarity.FORBID)
+    key = ("ledger-monotone", "prohibition")
+    transcript, calls, judge_for = _restart_setup(turns, (fact,), share=0.5)
+    judge = judge_for(key)
+    first = judge(transcript, 600)
+    _, index, _, _ = first.violations[key]
+    assert index > 2
+    shrinker = Shrinker(key, transcript, first.violations[key], 600, judge)
+    shrinker._cut_after_failure()
+    before = len(calls)
+    shrinker._from_failing_request()
+    assert len(calls) == before  # both rounds' requests are the original ones: the cache answers them
+    assert len(shrinker.transcript.compaction_points) == 2
+    assert len(shrinker.transcript.turns) < len(transcript.turns) // 4
     assert shrinker.still_fails(shrinker.transcript)

@@ -46,8 +46,10 @@ class Evaluation:
     infra: InfraError | None = None
     boundaries: tuple[int, ...] = ()
     stopped: bool = False  # StopJudging ended the session before its end
-    # Per violation, the messages the round that showed it was given (its carried context and new turns).
+    # Per violation, the messages the round that showed it was given (its carried context and new turns),
+    # and those the round before it was given (a session finding may need both rounds).
     contexts: dict[tuple[str, str | None], tuple[Turn, ...]] = field(default_factory=dict)
+    prior: dict[tuple[str, str | None], tuple[Turn, ...]] = field(default_factory=dict)
     # Per round, per fact kind: live obligations kept, bent, lost (``harness._app._survival``); not computed
     # when judging stops at a given violation (``until``).
     survival: tuple[RoundTally, ...] = ()
@@ -122,7 +124,7 @@ def judge_session(transcript: Transcript, summarize: Callable[[CompactionRequest
             key = (finding.invariant, finding.fact_kind)
             if key not in ev.violations:
                 ev.violations[key] = (finding, rnd.index, rnd.boundary, result_to_dict(rnd.result))
-                ev.contexts[key] = rnd.request.turns
+                _remember_requests(ev, key, rounds, rnd.index)
         return early and until in ev.violations
 
     def on_round(rnd) -> bool:
@@ -166,6 +168,13 @@ def judge_session(transcript: Transcript, summarize: Callable[[CompactionRequest
             ev.violations[key] = (finding, None, None, None)
         else:
             ev.violations[key] = (finding, rnd.index, rnd.boundary, result_to_dict(rnd.result))
-            ev.contexts[key] = rnd.request.turns
+            _remember_requests(ev, key, rounds, rnd.index)
     ev.survival = session_survival(transcript, ev.boundaries, marks, frozenset(o.id for o in chosen if o.retention))
     return ev
+
+
+def _remember_requests(ev: Evaluation, key: tuple[str, str | None], rounds: list, index: int) -> None:
+    """The messages the failing round was given, and those the round before it was given."""
+    ev.contexts[key] = rounds[index].request.turns
+    if index > 0:
+        ev.prior[key] = rounds[index - 1].request.turns

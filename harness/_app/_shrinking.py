@@ -33,8 +33,9 @@ What belongs where (the issue asked us to decide):
 - Rounds: every check costs a call per round the session makes, so a failure
   that showed many rounds into a session first restarts from the request of
   that round (``_from_failing_request``): for a compactor that keeps messages
-  verbatim it is a transcript of source turns that fails in one round, and the
-  call cache answers the check. Merging the filler freely leaves a session of
+  verbatim it is a transcript of source turns that fails in one round, at the
+  budget that round had, and the call cache answers the check; a failure
+  between two rounds (a ledger lost) restarts from the round before it. Merging the filler freely leaves a session of
   few rounds, so every later check costs few calls; a failure that needs its
   rounds where they fired has them pinned as cut points instead, and filler is
   merged only between them. A failure that needs a
@@ -49,7 +50,7 @@ import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from harness._base._model import Tightening, Transcript, Turn
+from harness._base._model import Tightening, Transcript, Turn, round_budget
 from harness._base._tokens import TokenCounter, count_tokens, message_tokens
 from harness._app._judging import Evaluation, StopJudging, Violation
 from harness._app._minimize import (call_turns, coalesce, ddmin, fact_units, ledger_turns, minimize, prefix, shortened,
@@ -184,25 +185,45 @@ class Shrinker:
     def _from_failing_request(self) -> None:
         """A failure several rounds into a session, from a compactor that keeps messages verbatim, is
         the failing round's own request compacted once: the source turns that request held, in order,
-        with one round at their end. One check (the cache answers it when the request is the same)
-        instead of shrinking a session of a hundred rounds, each check of which costs a call a round.
-        A request holding a message the source does not (a summary) is not this move's case."""
+        then the turns after it (an effect the failure is about happens there), with the rounds after
+        it where they were. One check (the cache answers it when the requests are the same) instead of
+        shrinking a session of a hundred rounds, each check of which costs a call a round. A failure
+        that needs the round before it (a ledger lost between two compactions) restarts from that
+        round's request instead. A request holding a message the source does not (a summary) is not
+        this move's case."""
         _, index, boundary, _ = self.violation
-        messages = self.evaluate(self.transcript).contexts.get(self.key)
-        if not index or boundary is None or not messages:
+        if not index or boundary is None:
             return
-        turns, kept, j = self.transcript.turns, [], 0
+        ev = self.evaluate(self.transcript)
+        for start, messages in ((index, ev.contexts.get(self.key)), (index - 1, ev.prior.get(self.key))):
+            candidate = self._restarted(ev.boundaries, start, messages) if messages else None
+            if candidate is not None and self.still_fails(candidate):
+                return
+
+    def _restarted(self, boundaries: tuple[int, ...], start: int, messages: tuple[Turn, ...]) -> Transcript | None:
+        """The session from round ``start`` on, begun afresh: the source turns round ``start`` was given
+        (None if it was given anything else), the turns after them, the later rounds where they were,
+        and the budget each of those rounds had."""
+        if start >= len(boundaries):
+            return None
+        turns, kept, j, boundary = self.transcript.turns, [], 0, boundaries[start]
         for message in messages:
             while j < boundary and turns[j] != message:
                 j += 1
             if j >= boundary:
-                return
+                return None
             kept.append(j)
             j += 1
-        dropped = set(range(len(turns))) - set(kept)
-        if dropped:
-            candidate = without_turns(self.transcript, dropped)
-            self.still_fails(dataclasses.replace(candidate, compaction_points=(len(candidate.turns),)))
+        dropped = set(range(boundary)) - set(kept)
+        if not dropped and start == 0:
+            return None
+        shift = boundary - len(kept)
+        points = (len(kept), *(b - shift for b in boundaries[start + 1:]))
+        shares = [round_budget(self.transcript, 1000, r) for r in range(start, len(boundaries))]
+        tightenings = tuple(Tightening(r, share) for r, share in enumerate(shares)
+                            if share != (shares[r - 1] if r else 1000))
+        return dataclasses.replace(without_turns(self.transcript, dropped), compaction_points=points,
+                                   tightenings=tightenings)
 
     def _pin_compactions(self) -> None:
         """Make the rounds that fired into cut points, so removing text before a round does not stop
