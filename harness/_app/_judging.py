@@ -47,9 +47,12 @@ class Evaluation:
     boundaries: tuple[int, ...] = ()
     stopped: bool = False  # StopJudging ended the session before its end
     # Per violation, the messages the round that showed it was given (its carried context and new turns),
-    # and those the round before it was given (a session finding may need both rounds).
+    # those the round before it was given (a session finding may need both rounds), and the last round
+    # whose request still held the turn stating the failing fact, with that request (a loss may show
+    # rounds after the compaction that dropped it: an effect runs later).
     contexts: dict[tuple[str, str | None], tuple[Turn, ...]] = field(default_factory=dict)
     prior: dict[tuple[str, str | None], tuple[Turn, ...]] = field(default_factory=dict)
+    holding: dict[tuple[str, str | None], tuple[int, tuple[Turn, ...]]] = field(default_factory=dict)
     # Per round, per fact kind: live obligations kept, bent, lost (``harness._app._survival``); not computed
     # when judging stops at a given violation (``until``).
     survival: tuple[RoundTally, ...] = ()
@@ -124,7 +127,7 @@ def judge_session(transcript: Transcript, summarize: Callable[[CompactionRequest
             key = (finding.invariant, finding.fact_kind)
             if key not in ev.violations:
                 ev.violations[key] = (finding, rnd.index, rnd.boundary, result_to_dict(rnd.result))
-                _remember_requests(ev, key, rounds, rnd.index)
+                _remember_requests(ev, key, rounds, rnd.index, transcript, finding)
         return early and until in ev.violations
 
     def on_round(rnd) -> bool:
@@ -168,13 +171,21 @@ def judge_session(transcript: Transcript, summarize: Callable[[CompactionRequest
             ev.violations[key] = (finding, None, None, None)
         else:
             ev.violations[key] = (finding, rnd.index, rnd.boundary, result_to_dict(rnd.result))
-            _remember_requests(ev, key, rounds, rnd.index)
+            _remember_requests(ev, key, rounds, rnd.index, transcript, finding)
     ev.survival = session_survival(transcript, ev.boundaries, marks, frozenset(o.id for o in chosen if o.retention))
     return ev
 
 
-def _remember_requests(ev: Evaluation, key: tuple[str, str | None], rounds: list, index: int) -> None:
-    """The messages the failing round was given, and those the round before it was given."""
+def _remember_requests(ev: Evaluation, key: tuple[str, str | None], rounds: list, index: int,
+                       transcript: Transcript, finding: Finding) -> None:
+    """The messages the failing round was given, those the round before it was given, and the last
+    request that held the turn stating the failing fact."""
     ev.contexts[key] = rounds[index].request.turns
     if index > 0:
         ev.prior[key] = rounds[index - 1].request.turns
+    fact = next((f for f in transcript.facts if f.id == finding.fact_id), None)
+    if fact is not None:
+        stated = transcript.turns[fact.origin_turn]
+        held = next((k for k in range(index, -1, -1) if stated in rounds[k].request.turns), None)
+        if held is not None:
+            ev.holding[key] = (held, rounds[held].request.turns)

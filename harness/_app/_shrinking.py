@@ -189,13 +189,17 @@ class Shrinker:
         it where they were. One check (the cache answers it when the requests are the same) instead of
         shrinking a session of a hundred rounds, each check of which costs a call a round. A failure
         that needs the round before it (a ledger lost between two compactions) restarts from that
-        round's request instead. A request holding a message the source does not (a summary) is not
-        this move's case."""
+        round's request instead, and one that shows rounds after its fact was dropped (an effect runs
+        later) from the last request that held the turn stating it. A request holding a message the
+        source does not (a summary) is not this move's case."""
         _, index, boundary, _ = self.violation
         if not index or boundary is None:
             return
         ev = self.evaluate(self.transcript)
-        for start, messages in ((index, ev.contexts.get(self.key)), (index - 1, ev.prior.get(self.key))):
+        starts = {index: ev.contexts.get(self.key), index - 1: ev.prior.get(self.key)}
+        if self.key in ev.holding:
+            starts.setdefault(*ev.holding[self.key])
+        for start, messages in starts.items():
             candidate = self._restarted(ev.boundaries, start, messages) if messages else None
             if candidate is not None and self.still_fails(candidate):
                 return
