@@ -34,8 +34,10 @@ What belongs where (the issue asked us to decide):
   that showed many rounds into a session first restarts from the request of
   that round (``_from_failing_request``): for a compactor that keeps messages
   verbatim it is a transcript of source turns that fails in one round, at the
-  budget that round had, and the call cache answers the check; a failure
-  between two rounds (a ledger lost) restarts from the round before it. Merging the filler freely leaves a session of
+  budget that round had, and the call cache answers the check. A failure
+  between two rounds (a ledger lost) restarts from the round before it, and an
+  effect run long after its fact was dropped from the last request that held
+  the fact. Merging the filler freely leaves a session of
   few rounds, so every later check costs few calls; a failure that needs its
   rounds where they fired has them pinned as cut points instead, and filler is
   merged only between them. A failure that needs a
