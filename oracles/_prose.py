@@ -67,6 +67,7 @@ def negation_polarity(case: Case) -> Iterator[Finding]:
 def threshold_exact(case: Case) -> Iterator[Finding]:
     """Numeric limits keep their field, number and operator."""
     ctx = case.context
+    recorded = _calls_made(case)
     for fact in case.live:
         if fact.kind is not FactKind.THRESHOLD:
             continue
@@ -79,13 +80,12 @@ def threshold_exact(case: Case) -> Iterator[Finding]:
             yield Finding.about("threshold-exact", fact, f"the ledger states {field} with operator {entry.detail('operator')}",
                                 expected=f"{field} {op} {value}", found=entry.render())
             continue
-        yield from _judge_threshold(case, fact, field, value, op)
+        yield from _judge_threshold(case, fact, field, value, op, recorded)
 
 
-def _judge_threshold(case: Case, fact, field: str, value: str, op: str) -> Iterator[Finding]:
+def _judge_threshold(case: Case, fact, field: str, value: str, op: str, recorded: frozenset[int]) -> Iterator[Finding]:
     ctx = case.context
     rules = ctx.rules
-    recorded = _calls_made(case)
     expected = f"{field} {op} {value}"
     mentions = value_mentions(ctx, field, value)
     if not mentions and all(ctx.cue_in(m.clause, rules.staleness_cues) for m in field_mentions(ctx, field)):
