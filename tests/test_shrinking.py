@@ -269,16 +269,16 @@ def test_a_loss_between_two_rounds_restarts_from_the_round_before_it():
 def test_an_effect_long_after_its_fact_was_dropped_restarts_from_the_last_request_that_held_it():
     """effect-window shows at the round operative when the effect runs, rounds after the compaction
     that dropped the governing fact; the restart begins at the last request that still held the turn
-    stating the fact, so the minimal session is a few turns, not the hundred rounds in between."""
+    stating the fact, so the minimal session is a few turns, not the rounds before and after it."""
     from harness import Fact, FactKind, Polarity, ToolCall
     from harness._app._shrinking import Shrinker
     from harness._base._model import Effect
 
-    work = _work(160)
+    work = _work(260)
     push = Turn(Role.ASSISTANT, "Pushing the release.", (ToolCall("call_0a1b2c3d4e5f", "push_commit", '{"ref": "main"}'),))
     answer = Turn(Role.TOOL, "pushed", tool_call_id="call_0a1b2c3d4e5f")
-    turns = (*work[:20], Turn(Role.USER, "Never push to s3://acme-prod-77/ without a review."), *work[20:], push, answer)
-    fact = Fact("P", FactKind.PROHIBITION, ("s3://acme-prod-77/",), 20, Polarity.FORBID)
+    turns = (*work[:120], Turn(Role.USER, "Never push to s3://acme-prod-77/ without a review."), *work[120:], push, answer)
+    fact = Fact("P", FactKind.PROHIBITION, ("s3://acme-prod-77/",), 120, Polarity.FORBID)
     key = ("effect-window", "prohibition")
     transcript, calls, judge_for = _restart_setup(turns, (fact,), share=0.5)
     transcript = dataclasses.replace(transcript, effects=(Effect(len(turns) - 2, "call_0a1b2c3d4e5f", "push_commit", ("P",)),))
@@ -286,7 +286,7 @@ def test_an_effect_long_after_its_fact_was_dropped_restarts_from_the_last_reques
     first = judge(transcript, 600)
     _, index, _, _ = first.violations[key]
     held, request = first.holding[key]
-    assert index - held > 5  # the fact was dropped many rounds before the effect
+    assert held >= 8 and index - held > 5  # stated rounds into the session, dropped many rounds before the effect
     shrinker = Shrinker(key, transcript, first.violations[key], 600, judge)
     shrinker._cut_after_failure()
     before = len(calls)
