@@ -297,3 +297,47 @@ def test_an_effect_long_after_its_fact_was_dropped_restarts_from_the_last_reques
     assert restarted.effects and shrinker.still_fails(restarted)
     shrinker.shrink()
     assert len(shrinker.transcript.turns) <= 8 and len(calls) - before <= 200
+
+
+def test_a_call_cut_from_its_answer_shrinks_to_the_pair_at_a_budget_that_splits_them():
+    """tool-pairing with a window of the newest tokens needs the window's edge between the call and its
+    answer. The subject-window move tries the pair alone and, since a window at the run's budget holds
+    both, bisects the budget by which of the two the last round still held: a two-turn transcript in a
+    few checks, where delta debugging at the run's budget cannot move the edge."""
+    import pytest
+
+    from harness import ToolCall, Transcript
+    from harness._app._shrinking import Shrinker
+
+    work = _work(200)
+    call = Turn(Role.ASSISTANT, "Reading the config to see which of the feature flags the staging deploy still sets and "
+                "whether the retry settings match the ones we agreed on yesterday.",
+                (ToolCall("call_77aa01bb02cc", "read_file", '{"path": "conf/app.yml"}'),))
+    key = ("tool-pairing", None)
+
+    def split_pair():
+        # The pair fits the compactor's window (half of 600) on its own: only the turns after the answer
+        # in the same round push the call out, so the pair alone at 600 keeps both.
+        for lines in range(10, 30, 2):
+            answer = Turn(Role.TOOL, "\n".join(f"{i}: setting_{i} = value_{i}" for i in range(lines)),
+                          tool_call_id="call_77aa01bb02cc")
+            for split in range(100, 130):
+                transcript, calls, judge_for = _restart_setup((*work[:split], call, answer, *work[split:]), (), share=0.5)
+                judge = judge_for(key)
+                first = judge(transcript, 600)
+                if key in first.violations:
+                    return answer, transcript, calls, judge, first
+        pytest.fail("no split of the pair found to fail")
+
+    answer, transcript, calls, judge, first = split_pair()
+    assert key not in judge(Transcript((call, answer), (), (2,)), 600).violations
+    shrinker = Shrinker(key, transcript, first.violations[key], 600, judge)
+    shrinker._cut_after_failure()
+    shrinker._from_failing_request()
+    assert len(shrinker.transcript.turns) > 4
+    before = len(calls)
+    shrinker._subject_window()
+    assert shrinker.transcript.turns[:2] == (call, answer) and len(shrinker.transcript.turns) <= 3
+    assert shrinker.budget < 600
+    assert len(calls) - before <= 15
+    assert shrinker.still_fails(shrinker.transcript)

@@ -53,6 +53,9 @@ class Evaluation:
     contexts: dict[tuple[str, str | None], tuple[Turn, ...]] = field(default_factory=dict)
     prior: dict[tuple[str, str | None], tuple[Turn, ...]] = field(default_factory=dict)
     holding: dict[tuple[str, str | None], tuple[int, tuple[Turn, ...]]] = field(default_factory=dict)
+    # What the last round judged returned: where a window ended when no violation showed (shrinking
+    # steers its budget search by which of the failure's turns it still held).
+    last_messages: tuple[Turn, ...] = ()
     # Per round, per fact kind: live obligations kept, bent, lost (``harness._app._survival``); not computed
     # when judging stops at a given violation (``until``).
     survival: tuple[RoundTally, ...] = ()
@@ -141,6 +144,7 @@ def judge_session(transcript: Transcript, summarize: Callable[[CompactionRequest
     except StopJudging:
         ev.stopped = True
     ev.boundaries = tuple(r.boundary for r in rounds)
+    ev.last_messages = rounds[-1].result.messages if rounds else ()
     if early:
         return ev
     for rnd in rounds:

@@ -44,6 +44,14 @@ What belongs where (the issue asked us to decide):
   window to end where it did (a tool result kept without its call) keeps the
   turns it is about (``Finding.call_id``, the failing fact) and is retried at
   the budgets that put the window's edge back beside them.
+- The window's edge, directly (``_subject_window``): the turns the failure is
+  about, with the rest merged or gone, at a budget found by bisection, steered
+  by which of those turns the last round still held (all: lower; none:
+  higher). A tool result cut from its call at a budget of 2,000 becomes the
+  call and its result at the budget that splits them, in about ten small
+  checks. It runs early for a failure that still takes many rounds (each other
+  check would replay them all), otherwise after the cheap moves, only on what
+  they left long.
 """
 
 from __future__ import annotations
@@ -57,6 +65,7 @@ from harness._base._tokens import TokenCounter, count_tokens, message_tokens
 from harness._app._judging import Evaluation, StopJudging, Violation
 from harness._app._minimize import (call_turns, coalesce, ddmin, fact_units, ledger_turns, minimize, prefix, shortened,
                                     without_turns)
+from oracles import select
 
 __all__ = ["MIN_SHRUNK_BUDGET", "Shrunk", "Shrinker"]
 
@@ -76,6 +85,10 @@ COMPENSATED_MISSES = 10  # ... and it stops after this many checks in a row that
 #: many rounds before it (every later check would replay them); from an early round it saves a few calls
 #: and can lead the moves after it to a costlier path (head_tail at 400 turns: 103 calls without, 298 with).
 RESTART_SAVES_ROUNDS = 8
+
+#: Checks the subject-window move may spend in all: a check of each candidate at the budget, then a
+#: bisection over the budget (about log2 of the budget over a turn's tokens) for one that kept too much.
+SUBJECT_WINDOW_CHECKS = 24
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,6 +163,8 @@ class Shrinker:
         """Apply every move once, then the cheap ones again on what delta debugging left."""
         self._cut_after_failure()
         self._from_failing_request()
+        if len(self.evaluate(self.transcript).boundaries) >= RESTART_SAVES_ROUNDS:
+            self._subject_window()  # every other move's check would replay all those rounds
         # Merging first leaves a session of few rounds, so every later check is cheap; when the failure
         # needs its rounds where they were, pin them, and merge only between them.
         if not self._coalesce(thorough=False):
@@ -158,6 +173,7 @@ class Shrinker:
         self._lower_budget()  # before dropping facts: at a lower budget the filler alone pushes hard enough
         self._one_fact()
         self._lower_budget()
+        self._subject_window()  # what is still long here is often a window's edge: search for it
         self._drop_facts()
         self._drop_session_truth()
         if self._earlier_tightenings():
@@ -237,6 +253,92 @@ class Shrinker:
                             if share != (shares[r - 1] if r else 1000))
         return dataclasses.replace(without_turns(self.transcript, dropped), compaction_points=points,
                                    tightenings=tightenings)
+
+    def _subject_window(self) -> None:
+        """The turns the failure is about with everything else merged or gone, at the budget that puts
+        a window's edge among them again: a tool result kept without its call, a fact a later round
+        pushed out. Candidates, in one round: the subject alone, then with the filler before it, after
+        it, both; in two (a round right after the subject, one at the end: a loss between rounds, an
+        effect after a drop) with the filler after it, and both; a session invariant's first. Each is checked
+        at the budget; one whose last round still held all of the subject is searched lower
+        (``_edge_search``). A window edge found this way costs a few small checks where delta debugging
+        at a fixed budget removes turns one by one and cannot make the edge fall in the same place."""
+        transcript = self.transcript
+        subject = self._subject(transcript)
+        if not subject or len(transcript.turns) <= COMPENSATE_ABOVE:
+            return
+        first, last = min(subject), max(subject)
+        others = set(ledger_turns(transcript)) - set(fact_units(transcript).get(self.violation[0].fact_id, subject))
+        others -= subject
+        n = len(transcript.turns)
+        before, after = set(range(first)), set(range(last + 1, n))
+        one_round = [(before | after, False), (after, False), (before, False), (set(), False)]
+        split_rounds = [(before, True), (set(), True)] if after else []
+        # A session invariant (a loss between rounds, an effect after a drop) needs a round after the
+        # subject and one later; a per-compaction one shows in one round.
+        session = any(o.id == self.key[0] and o.scope == "session" for o in select())
+        spent = self.checks
+        for drop, two_rounds in (split_rounds + one_round if session else one_round + split_rounds):
+            candidate = self._subject_candidate(without_turns(transcript, others | drop), two_rounds)
+            if candidate is None or _size(candidate) >= _size(self.transcript):
+                continue
+            if self._edge_search(candidate, SUBJECT_WINDOW_CHECKS - (self.checks - spent)):
+                return
+            if self.checks - spent >= SUBJECT_WINDOW_CHECKS:
+                return
+
+    def _subject_candidate(self, transcript: Transcript, two_rounds: bool) -> Transcript | None:
+        """``transcript`` with the filler around its subject merged, a round at its end, and with
+        ``two_rounds`` one right after the subject too."""
+        unpinned = dataclasses.replace(transcript, compaction_points=())
+        subject = self._subject(unpinned)
+        if not subject:
+            return None
+        merged = self._merged_version(unpinned, subject) or unpinned
+        subject = self._subject(merged)
+        end = len(merged.turns)
+        points = tuple(sorted({max(subject) + 1, end})) if two_rounds else (end,)
+        return dataclasses.replace(merged, compaction_points=points)
+
+    def _edge_search(self, candidate: Transcript, allowance: int) -> bool:
+        """Whether ``candidate`` fails at the budget or, if its last round held every turn of the
+        subject there (the window is too wide) and did not at the lowest budget, at a budget between
+        found by bisection: a round that held them all means lower, one that held none means higher,
+        one that held some and did not fail means the window is not this failure's cause (stop)."""
+        if allowance <= 0:
+            return False
+        subject = [candidate.turns[i] for i in sorted(self._subject(candidate))]
+        start = self.checks
+
+        def held(budget: int) -> int:
+            kept = self.evaluate(candidate, budget).last_messages
+            return sum(turn in kept for turn in subject)
+
+        high = self.budget
+        if self.still_fails(candidate, high):
+            return True
+        if held(high) != len(subject):
+            return False
+        floor = self._budget_floor(candidate)
+        if floor >= high:
+            return False
+        if self.still_fails(candidate, floor):
+            return True
+        if held(floor) == len(subject):
+            return False  # even the lowest budget holds it all: no window edge falls among these turns
+        low = floor
+        while high - low > 1 and self.checks - start < allowance:
+            middle = (low + high) // 2
+            if self.still_fails(candidate, middle):
+                return True
+            count = held(middle)
+            if count == len(subject):
+                high = middle
+            elif count == 0:
+                low = middle
+            else:
+                return False
+        return False
 
     def _pin_compactions(self) -> None:
         """Make the rounds that fired into cut points, so removing text before a round does not stop
@@ -358,9 +460,10 @@ class Shrinker:
         if violation is not None:
             self.violation, self.budget = violation, self._run_budget
 
-    def _budget_floor(self) -> int:
-        return max(MIN_SHRUNK_BUDGET, 2 * sum(message_tokens(self.transcript.turns[i], self._counter)
-                                              for i in ledger_turns(self.transcript)))
+    def _budget_floor(self, transcript: Transcript | None = None) -> int:
+        transcript = self.transcript if transcript is None else transcript
+        return max(MIN_SHRUNK_BUDGET, 2 * sum(message_tokens(transcript.turns[i], self._counter)
+                                              for i in ledger_turns(transcript)))
 
     def _trim_merged(self) -> None:
         """Halve each merged turn's text while the failure still shows: at a lower budget, less
