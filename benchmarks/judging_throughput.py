@@ -13,9 +13,10 @@ compactor returns:
 - ``markdown``: one bullet per message under headings, in one message (worst case too).
 
 Each is judged ``cold`` (every cache of what was read emptied first, compiled patterns kept: text
-nobody has read, in a process that has judged before) and as the ``next round``
-of a session (the previous round's context, the same shape over a window 5% shorter, was judged
-first: what each compaction of a session and each shrinking check costs). ``violations`` says how many
+no oracle has read, in a process that has judged before; the window's turns counted as the session
+runner counts them before it compacts, because it must to know when to compact) and as the ``next
+round`` of a session (the previous round's context, the same shape over a window 5% shorter, was
+judged first: what each compaction of a session and each shrinking check costs). ``violations`` says how many
 the oracles found: a summary or a rewrite holds the calls still in flight in its part of the window
 only as text, so handle-retained fails there; otherwise every row takes the passing path. Beside the milliseconds:
 the time as a multiple of one regex scan of the same text (``\\w+|[^\\w\\s]``, measured in the same
@@ -37,7 +38,7 @@ import time
 from hypothesis import HealthCheck, Phase, given, settings
 
 from harness import CompactionResult, Role, Turn
-from harness._base._tokens import context_tokens
+from harness._base._tokens import context_tokens, message_tokens
 from oracles import Case, _context, _prose, check
 from strategies import transcripts
 
@@ -142,6 +143,12 @@ def _boundary(transcript, shape: str, size: int, measure) -> int:
     return low
 
 
+def _streamed(turns) -> None:
+    """What the session runner does before a round: count each turn of the window as it arrives."""
+    for turn in turns:
+        message_tokens(turn)
+
+
 def _chars(messages) -> int:
     return sum(len(t.text) for t in messages)
 
@@ -172,9 +179,11 @@ def main() -> None:
             # A budget the context fits: the path every passing compaction takes (a failing one also
             # looks for near misses to name, which costs more and happens once per failure).
             budget = tokens + 1
-            cold = _median_ms(lambda: check(Case(transcript, boundary, budget, result)), args.repeats)
+            streamed = functools.partial(_streamed, transcript.turns[:boundary])
+            cold = _median_ms(lambda: check(Case(transcript, boundary, budget, result)), args.repeats, before=streamed)
             following = _median_ms(lambda: check(Case(transcript, boundary, budget, result)), args.repeats,
-                                   before=lambda: check(Case(transcript, previous_boundary, budget, previous)))
+                                   before=lambda: (check(Case(transcript, previous_boundary, budget, previous)),
+                                                   streamed()))
             scan = _median_ms(lambda: _SCAN.findall(text), args.repeats)
             violations = len(check(Case(transcript, boundary, budget, result)).violations)
             print(f"{shape:13} {label:>10} {len(text):>10,} {tokens:>8,} {violations:>10} {cold:>8.1f} "

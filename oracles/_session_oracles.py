@@ -23,7 +23,14 @@ MIN_START_SHARE = 0.05
 
 def growth_reason(sizes: list[int], live_counts: list[int], *, min_rounds: int = MIN_ROUNDS,
                   factor: float = GROWTH_FACTOR, floor: float = 0, start_floor: float = 0) -> str | None:
-    """Why the summary grew without bound, or None.
+    """Why the summary grew without bound, or None (``growth_round`` says where)."""
+    found = growth_round(sizes, live_counts, min_rounds=min_rounds, factor=factor, floor=floor, start_floor=start_floor)
+    return found[1] if found else None
+
+
+def growth_round(sizes: list[int], live_counts: list[int], *, min_rounds: int = MIN_ROUNDS,
+                 factor: float = GROWTH_FACTOR, floor: float = 0, start_floor: float = 0) -> tuple[int, str] | None:
+    """The first round by which the summary had grown without bound, and why; or None.
 
     Violated when the summary grew in each of at least ``min_rounds``
     consecutive compactions and ended ``factor`` times its size at the start of
@@ -41,9 +48,9 @@ def growth_reason(sizes: list[int], live_counts: list[int], *, min_rounds: int =
             growth = sizes[r] / max(1, sizes[base])
             ledger = max(1, live_counts[r]) / max(1, live_counts[base])
             if growth >= factor * ledger and sizes[r] >= floor:
-                return (f"the summary grew in {r - base} consecutive compactions, {sizes[base]} -> "
-                        f"{sizes[r]} tokens ({growth:.1f}x) while live obligations went "
-                        f"{live_counts[base]} -> {live_counts[r]}")
+                return r, (f"the summary grew in {r - base} consecutive compactions, {sizes[base]} -> "
+                           f"{sizes[r]} tokens ({growth:.1f}x) while live obligations went "
+                           f"{live_counts[base]} -> {live_counts[r]}")
     return None
 
 
@@ -55,10 +62,13 @@ def summary_growth(case: SessionCase) -> Iterator[Finding]:
     sizes = [sum(message_tokens(t, case.count_tokens) for t in result.messages if (t.role, t.text) not in verbatim)
              for _, result in case.rounds]
     live = [len(live_facts(case.transcript, boundary)) for boundary, _ in case.rounds]
-    reason = growth_reason(sizes, live, floor=MIN_SHARE * case.budget, start_floor=MIN_START_SHARE * case.budget)
-    if reason:
+    found = growth_round(sizes, live, floor=MIN_SHARE * case.budget, start_floor=MIN_START_SHARE * case.budget)
+    if found:
+        # The round the growth was complete by: the rounds after it cannot undo it (shrinking cuts them).
+        r, reason = found
         yield Finding("summary-growth", Severity.VIOLATE, reason,
-                      expected=f"no {GROWTH_FACTOR:g}x growth over {MIN_ROUNDS} rounds", found=f"{sizes}")
+                      expected=f"no {GROWTH_FACTOR:g}x growth over {MIN_ROUNDS} rounds", found=f"{sizes[:r + 1]}",
+                      round=r)
 
 
 def _carries(ctx: Context, fact: Fact) -> bool:

@@ -9,7 +9,7 @@ from harness._base._tokens import context_tokens
 from harness.summarizers import ledgered
 from harness.summarizers.mutants import accumulates
 from oracles import SessionCase, check_session
-from oracles._session_oracles import growth_reason
+from oracles._session_oracles import growth_reason, growth_round
 from strategies import Skeleton, expand, transcripts
 
 
@@ -53,6 +53,14 @@ def test_growth_reason(sizes, live, floor, grows):
     assert (growth_reason(sizes, live, floor=floor) is not None) is grows
 
 
+def test_growth_is_placed_at_the_round_it_was_complete_by():
+    # Shrinking cuts the rounds after a finding's round: growth placed at the session's end (or nowhere)
+    # would make every check replay rounds that cannot undo it.
+    assert growth_round([10, 20, 30, 40, 50, 60, 70], [1] * 7)[0] == 4
+    assert growth_round([50, 10, 20, 30, 40, 50], [1] * 6)[0] == 5
+    assert growth_round([10, 20, 30, 40], [1] * 4) is None
+
+
 def _session_findings(fn, transcript, budget=800):
     rounds = run_session(transcript, _rich(fn), SessionConfig(budget=budget))
     case = SessionCase(transcript, budget, tuple((r.boundary, r.result) for r in rounds))
@@ -61,6 +69,17 @@ def _session_findings(fn, transcript, budget=800):
 
 def test_accumulating_summary_is_caught():
     assert _session_findings(accumulates, expand(Skeleton(seed=2, length=3000))) == ["summary-growth"]
+
+
+def test_accumulating_summary_is_reported_at_the_round_its_growth_was_complete_by():
+    transcript = expand(Skeleton(seed=2, length=3000))
+    rounds = run_session(transcript, _rich(accumulates), SessionConfig(budget=800))
+    case = SessionCase(transcript, 800, tuple((r.boundary, r.result) for r in rounds))
+    (finding,) = check_session(case)
+    assert finding.round is not None and finding.round < len(rounds) - 1
+    # the rounds up to it show the growth already: a session cut after it fails the same way
+    cut = SessionCase(transcript, 800, case.rounds[:finding.round + 1])
+    assert [f.round for f in check_session(cut)] == [finding.round]
 
 
 @settings(max_examples=40, suppress_health_check=list(HealthCheck))

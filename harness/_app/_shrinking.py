@@ -86,6 +86,11 @@ COMPENSATED_MISSES = 10  # ... and it stops after this many checks in a row that
 #: and can lead the moves after it to a costlier path (head_tail at 400 turns: 103 calls without, 298 with).
 RESTART_SAVES_ROUNDS = 8
 
+#: What a merged turn is cut to at each try: a sixteenth while the failure holds and the turn is over
+#: this many budgets long, then halves (near the budget a sixteenth mostly loses the failure: a wasted check).
+TRIM_SHARES = (1 / 16, 1 / 2)
+TRIM_FAST_ABOVE = 4
+
 #: Checks the subject-window move may spend in all: a check of each candidate at the budget, then a
 #: bisection over the budget (about log2 of the budget over a turn's tokens) for one that kept too much.
 SUBJECT_WINDOW_CHECKS = 24
@@ -466,17 +471,21 @@ class Shrinker:
                                               for i in ledger_turns(transcript)))
 
     def _trim_merged(self) -> None:
-        """Halve each merged turn's text while the failure still shows: at a lower budget, less
-        unrelated work pushes an obligation out."""
+        """Cut each merged turn's text while the failure still shows, by halves: at a lower budget,
+        less unrelated work pushes an obligation out. A turn many budgets long (thousands of source
+        turns merged) is cut to a sixteenth at a time first, or it would take a check per halving."""
         for index in sorted(range(len(self.transcript.turns)), key=lambda i: -len(self.transcript.turns[i].text)):
-            while (turn := self.transcript.turns[index]) in self._merged:
-                shorter = shortened(turn, 0.5)
-                if shorter is None:
-                    break
-                self._merged[shorter] = self._merged[turn]
-                turns = self.transcript.turns[:index] + (shorter,) + self.transcript.turns[index + 1:]
-                if not self.still_fails(dataclasses.replace(self.transcript, turns=turns)):
-                    break
+            for share in TRIM_SHARES:
+                while (turn := self.transcript.turns[index]) in self._merged:
+                    if share < 0.5 and message_tokens(turn, self._counter) <= TRIM_FAST_ABOVE * self.budget:
+                        break
+                    shorter = shortened(turn, share)
+                    if shorter is None:
+                        break
+                    self._merged[shorter] = self._merged[turn]
+                    turns = self.transcript.turns[:index] + (shorter,) + self.transcript.turns[index + 1:]
+                    if not self.still_fails(dataclasses.replace(self.transcript, turns=turns)):
+                        break
 
     def _drop_facts(self) -> None:
         """ddmin over whole facts (a fact with what ends it), before ddmin over single turns."""
