@@ -141,8 +141,10 @@ def _join(prefix: str, text: str) -> str:
 
 
 # A line whose text opens with none of these (nor a digit), holds no bold label and does not end with
-# ':' is prose: no heading, table row, list item or key. Most lines of a long context are.
+# ':' is prose: no heading, table row, list item or key. Most lines of a long context are. One that opens
+# with a list marker or a digit that does not make it a list item ("1\tuse std", "-rw-r--r--") is too.
 _MAY_OPEN_STRUCTURE = frozenset("#|-*+\u2022")
+_OPENS_A_HEADING_OR_ROW = frozenset("#|")
 
 
 def _scoped(lines: list[str]) -> list[str]:
@@ -161,7 +163,10 @@ def _scoped(lines: list[str]) -> list[str]:
             columns = None
             continue
         body = line.lstrip()
-        if body[0] not in _MAY_OPEN_STRUCTURE and not body[0].isdecimal() and line[-1] != ":" and "**" not in raw:
+        first = body[0]
+        if line[-1] != ":" and "**" not in raw and (
+                (first not in _MAY_OPEN_STRUCTURE and not first.isdecimal())
+                or (first not in _OPENS_A_HEADING_OR_ROW and not _BULLET.match(line))):
             # Prose: what the general case below does with it, without its patterns.
             indent = len(line) - len(body)
             if item_indent is not None and indent >= item_indent and out:

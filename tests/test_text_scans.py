@@ -226,7 +226,8 @@ _LINE_PIECES = ["# Forbidden", "## Open", "### x", "#tag", "ab#c", "**Pinned**",
                 "+ item", "\u2022 item", "1. one", "12) two", "\u0663. three", "-dash", "  - nested", "    deeper",
                 "key:", "  sub key:", "key::", "| a | b |", "|---|---|", "| 1 | 2 |", "prose", "prose: colon",
                 "x **bold** y", "`code` here", "~~old~~ new", "  continued", "\u00a0nbsp", "\u2003em", "\t tab", "",
-                " ", "s3://b/k", "\ufeffbom"]
+                " ", "s3://b/k", "\ufeffbom", "1\tuse std", "  42 lines", "1234. four", "-rw-r--", "*args", "+1",
+                "1.5 s", "7)x", "\u2022\u2022", "  3. three"]
 
 
 @settings(max_examples=500)
