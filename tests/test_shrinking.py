@@ -341,3 +341,50 @@ def test_a_call_cut_from_its_answer_shrinks_to_the_pair_at_a_budget_that_splits_
     assert shrinker.budget < 600
     assert len(calls) - before <= 15
     assert shrinker.still_fails(shrinker.transcript)
+
+
+def test_a_window_of_the_oldest_tokens_that_drops_a_late_prohibition_shrinks_to_the_filler_before_it():
+    """A compactor keeping the oldest messages drops what comes after a budget's worth of work. The
+    budget search cannot find that edge (below the merged work's own length the window drops the work
+    and keeps the prohibition), so the subject-window move cuts the merged work to the length that
+    leaves the prohibition just outside the window: two turns, in a few checks."""
+    from harness import Fact, FactKind, Polarity, Transcript
+    from harness._app._judging import judge_session
+    from harness._app._shrinking import Shrinker
+    from harness._base._compact import compact_once
+
+    def oldest(messages, budget):
+        kept, used = [], 0
+        for message in messages:
+            used += len((message.get("content") or "").split()) + 4
+            if used > budget:
+                break
+            kept.append(dict(message))
+        return kept
+
+    calls, cache = [], {}
+
+    def cached(request):
+        key = (request.turns, request.budget)
+        if key not in cache:
+            calls.append(key)
+            cache[key] = compact_once(oldest, request, protocol="messages")
+        return cache[key]
+
+    key = ("literal-verbatim", "prohibition")
+
+    def judge(candidate, budget):
+        return judge_session(candidate, cached, budget=budget, until=key)
+
+    work = _work(160)
+    turns = (*work, Turn(Role.USER, "Never write to s3://acme-prod-77/ from this job."), *work[:6])
+    transcript = Transcript(turns, (Fact("P", FactKind.PROHIBITION, ("s3://acme-prod-77/",), 160, Polarity.FORBID),), ())
+    first = judge(transcript, 600)
+    assert key in first.violations
+    shrinker = Shrinker(key, transcript, first.violations[key], 600, judge)
+    before = len(calls)
+    shrinker._subject_window()
+    assert len(shrinker.transcript.turns) == 2 and shrinker.budget == 600
+    assert shrinker.transcript.turns[1] == turns[160]  # the merged work, then the prohibition
+    assert len(calls) - before <= 25
+    assert shrinker.still_fails(shrinker.transcript)

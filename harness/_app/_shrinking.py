@@ -49,7 +49,8 @@ What belongs where (the issue asked us to decide):
   by which of those turns the last round still held (all: lower; none:
   higher). A tool result cut from its call at a budget of 2,000 becomes the
   call and its result at the budget that splits them, in about ten small
-  checks. It runs early for a failure that still takes many rounds (each other
+  checks. A window of the oldest tokens is found the other way, by cutting the
+  merged work before the subject to the length that leaves it just outside. It runs early for a failure that still takes many rounds (each other
   check would replay them all), otherwise after the cheap moves, only on what
   they left long.
 """
@@ -85,6 +86,15 @@ COMPENSATED_MISSES = 10  # ... and it stops after this many checks in a row that
 #: many rounds before it (every later check would replay them); from an early round it saves a few calls
 #: and can lead the moves after it to a costlier path (head_tail at 400 turns: 103 calls without, 298 with).
 RESTART_SAVES_ROUNDS = 8
+
+#: ... of which the search for a merged run's length may spend this many (bisecting a run of thousands of
+#: characters to the few that move a window's edge; a window that keeps the newest tokens wastes them).
+FILLER_SEARCH_CHECKS = 12
+
+_FRAMING_CHARS = 16  # what a message costs beyond its text (role, separators), in characters, about
+
+# What a budget search for a window's edge found (``Shrinker._edge_search``).
+_FOUND, _HELD_AT_FLOOR, _NOT_FOUND = "found", "held at the lowest budget", "not found"
 
 #: What a merged turn is cut to at each try: a sixteenth while the failure holds and the turn is over
 #: this many budgets long, then halves (near the budget a sixteenth mostly loses the failure: a wasted check).
@@ -266,7 +276,8 @@ class Shrinker:
         it, both; in two (a round right after the subject, one at the end: a loss between rounds, an
         effect after a drop) with the filler after it, and both; a session invariant's first. Each is checked
         at the budget; one whose last round still held all of the subject is searched lower
-        (``_edge_search``). A window edge found this way costs a few small checks where delta debugging
+        (``_edge_search``), and one with a single merged run is tried with that run cut to length
+        (``_filler_search``). A window edge found this way costs a few small checks where delta debugging
         at a fixed budget removes turns one by one and cannot make the edge fall in the same place."""
         transcript = self.transcript
         subject = self._subject(transcript)
@@ -287,7 +298,14 @@ class Shrinker:
             candidate = self._subject_candidate(without_turns(transcript, others | drop), two_rounds)
             if candidate is None or _size(candidate) >= _size(self.transcript):
                 continue
-            if self._edge_search(candidate, SUBJECT_WINDOW_CHECKS - (self.checks - spent)):
+            edge = self._edge_search(candidate, SUBJECT_WINDOW_CHECKS - (self.checks - spent))
+            if edge is _FOUND:
+                return
+            # A window that held the subject even at the lowest budget dropped the run before it instead
+            # (it keeps the oldest tokens): the run's length is what moves its edge. Only for a failure
+            # one round shows: for a session invariant's candidates each try replays more rounds.
+            allowance = min(FILLER_SEARCH_CHECKS, SUBJECT_WINDOW_CHECKS - (self.checks - spent))
+            if edge is _HELD_AT_FLOOR and not session and self._filler_search(candidate, allowance):
                 return
             if self.checks - spent >= SUBJECT_WINDOW_CHECKS:
                 return
@@ -305,13 +323,14 @@ class Shrinker:
         points = tuple(sorted({max(subject) + 1, end})) if two_rounds else (end,)
         return dataclasses.replace(merged, compaction_points=points)
 
-    def _edge_search(self, candidate: Transcript, allowance: int) -> bool:
+    def _edge_search(self, candidate: Transcript, allowance: int) -> str:
         """Whether ``candidate`` fails at the budget or, if its last round held every turn of the
         subject there (the window is too wide) and did not at the lowest budget, at a budget between
         found by bisection: a round that held them all means lower, one that held none means higher,
-        one that held some and did not fail means the window is not this failure's cause (stop)."""
+        one that held some and did not fail means the window is not this failure's cause (stop).
+        ``_FOUND``, ``_HELD_AT_FLOOR`` (the lowest budget held all of it too) or ``_NOT_FOUND``."""
         if allowance <= 0:
-            return False
+            return _NOT_FOUND
         subject = [candidate.turns[i] for i in sorted(self._subject(candidate))]
         start = self.checks
 
@@ -321,26 +340,64 @@ class Shrinker:
 
         high = self.budget
         if self.still_fails(candidate, high):
-            return True
+            return _FOUND
         if held(high) != len(subject):
-            return False
+            return _NOT_FOUND
         floor = self._budget_floor(candidate)
         if floor >= high:
-            return False
+            return _NOT_FOUND
         if self.still_fails(candidate, floor):
-            return True
+            return _FOUND
         if held(floor) == len(subject):
-            return False  # even the lowest budget holds it all: no window edge falls among these turns
+            return _HELD_AT_FLOOR  # no window edge at any budget falls among these turns
         low = floor
         while high - low > 1 and self.checks - start < allowance:
             middle = (low + high) // 2
             if self.still_fails(candidate, middle):
-                return True
+                return _FOUND
             count = held(middle)
             if count == len(subject):
                 high = middle
             elif count == 0:
                 low = middle
+            else:
+                return _NOT_FOUND
+        return _NOT_FOUND
+
+    def _filler_search(self, candidate: Transcript, allowance: int) -> bool:
+        """Whether ``candidate``, with its one merged turn cut to some length, fails at the budget: a
+        bisection over that length (in characters), steered by the last round: one that held the run
+        and all of the subject means more filler; one that held none of the subject, or not the run
+        (too long to keep at all), less. The budget search cannot find a
+        window that keeps the oldest tokens: below the filler's own length such a window drops the
+        filler, not the subject."""
+        merged = [i for i, turn in enumerate(candidate.turns) if turn in self._merged]
+        if len(merged) != 1 or allowance <= 0:
+            return False
+        index, start = merged[0], self.checks
+        turn = candidate.turns[index]
+        subject = [candidate.turns[i] for i in sorted(self._subject(candidate))]
+        if not any(t in self.evaluate(candidate).last_messages for t in (turn, *subject)):
+            return False  # nothing kept verbatim (a summary): which turns a window held cannot steer
+        # A failing length lies between one that held everything and one that did not hold the subject,
+        # as wide as the shortest subject turn: narrower than half that, the search has missed nothing.
+        resolution = max(1, (min(len(t.text) for t in subject) + _FRAMING_CHARS) // 2)
+        low, high = 0, len(turn.text)
+        while high - low > resolution and self.checks - start < allowance:
+            middle = (low + high) // 2
+            shorter = shortened(turn, middle / len(turn.text))
+            if shorter is None:
+                return False
+            self._merged[shorter] = self._merged[turn]
+            trial = dataclasses.replace(candidate, turns=candidate.turns[:index] + (shorter,) + candidate.turns[index + 1:])
+            if self.still_fails(trial):
+                return True
+            kept = self.evaluate(trial).last_messages
+            count = sum(t in kept for t in subject)
+            if count == len(subject) and shorter in kept:
+                low = middle  # room for all of it: more filler
+            elif count == 0 or shorter not in kept:
+                high = middle  # the subject pushed out, or the run too long to keep at all: less
             else:
                 return False
         return False
