@@ -183,9 +183,9 @@ def test_a_failure_rounds_into_a_session_restarts_from_the_request_of_the_failin
     assert shrinker.still_fails(shrinker.transcript)
 
 
-def _restart_setup(turns, facts, tightenings=(), share=1.0):
-    """A tail compactor's session (keeping the newest messages within ``share`` of the budget) judged
-    with a call cache keyed by the whole request (turns and budget)."""
+def _restart_setup(turns, facts, tightenings=(), share=1.0, compactor=None):
+    """A tail compactor's session (keeping the newest messages within ``share`` of the budget, or
+    ``compactor(messages, budget)``) judged with a call cache keyed by the whole request (turns and budget)."""
     from harness import Transcript
     from harness._app._judging import judge_session
     from harness._base._compact import compact_once
@@ -201,7 +201,7 @@ def _restart_setup(turns, facts, tightenings=(), share=1.0):
         key = (request.turns, request.budget)
         if key not in cache:
             calls.append(key)
-            cache[key] = compact_once(keep_newest, request, protocol="messages")
+            cache[key] = compact_once(compactor or keep_newest, request, protocol="messages")
         return cache[key]
 
     def judge_for(key):
@@ -348,10 +348,8 @@ def test_a_window_of_the_oldest_tokens_that_drops_a_late_prohibition_shrinks_to_
     budget search cannot find that edge (below the merged work's own length the window drops the work
     and keeps the prohibition), so the subject-window move cuts the merged work to the length that
     leaves the prohibition just outside the window: two turns, in a few checks."""
-    from harness import Fact, FactKind, Polarity, Transcript
-    from harness._app._judging import judge_session
+    from harness import Fact, FactKind, Polarity
     from harness._app._shrinking import Shrinker
-    from harness._base._compact import compact_once
 
     def oldest(messages, budget):
         kept, used = [], 0
@@ -362,23 +360,12 @@ def test_a_window_of_the_oldest_tokens_that_drops_a_late_prohibition_shrinks_to_
             kept.append(dict(message))
         return kept
 
-    calls, cache = [], {}
-
-    def cached(request):
-        key = (request.turns, request.budget)
-        if key not in cache:
-            calls.append(key)
-            cache[key] = compact_once(oldest, request, protocol="messages")
-        return cache[key]
-
     key = ("literal-verbatim", "prohibition")
-
-    def judge(candidate, budget):
-        return judge_session(candidate, cached, budget=budget, until=key)
-
     work = _work(160)
     turns = (*work, Turn(Role.USER, "Never write to s3://acme-prod-77/ from this job."), *work[:6])
-    transcript = Transcript(turns, (Fact("P", FactKind.PROHIBITION, ("s3://acme-prod-77/",), 160, Polarity.FORBID),), ())
+    fact = Fact("P", FactKind.PROHIBITION, ("s3://acme-prod-77/",), 160, Polarity.FORBID)
+    transcript, calls, judge_for = _restart_setup(turns, (fact,), compactor=oldest)
+    judge = judge_for(key)
     first = judge(transcript, 600)
     assert key in first.violations
     shrinker = Shrinker(key, transcript, first.violations[key], 600, judge)
