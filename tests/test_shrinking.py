@@ -375,3 +375,27 @@ def test_a_window_of_the_oldest_tokens_that_drops_a_late_prohibition_shrinks_to_
     assert shrinker.transcript.turns[1] == turns[160]  # the merged work, then the prohibition
     assert len(calls) - before <= 25
     assert shrinker.still_fails(shrinker.transcript)
+
+
+def test_the_window_searches_cost_a_summarizer_that_rewrites_nothing():
+    """Which turns a window held steers both searches; a summary holds none verbatim, so for a model's
+    summary they would spend checks learning nothing: the move asks the one session it already has."""
+    from harness import Fact, FactKind, Polarity
+    from harness._app._shrinking import Shrinker
+
+    def summary(messages, budget):
+        words = " ".join(m.get("content") or "" for m in messages).split()[:40]
+        return [{"role": "system", "content": "Summary: " + " ".join(words)}]
+
+    key = ("literal-verbatim", "prohibition")
+    work = _work(160)
+    turns = (*work, Turn(Role.USER, "Never write to s3://acme-prod-77/ from this job."), *work[:6])
+    fact = Fact("P", FactKind.PROHIBITION, ("s3://acme-prod-77/",), 160, Polarity.FORBID)
+    transcript, calls, judge_for = _restart_setup(turns, (fact,), compactor=summary)
+    judge = judge_for(key)
+    first = judge(transcript, 600)
+    assert key in first.violations
+    shrinker = Shrinker(key, transcript, first.violations[key], 600, judge)
+    before = len(calls)
+    shrinker._subject_window()
+    assert len(calls) == before and shrinker.checks <= 1 and shrinker.transcript is transcript

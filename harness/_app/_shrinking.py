@@ -283,6 +283,9 @@ class Shrinker:
         subject = self._subject(transcript)
         if not subject or len(transcript.turns) <= COMPENSATE_ABOVE:
             return
+        source = frozenset(transcript.turns)
+        if not any(turn in source for turn in self.evaluate(transcript).last_messages):
+            return  # the compactor rewrites (a model's summary): no window's edge to search for
         first, last = min(subject), max(subject)
         others = set(ledger_turns(transcript)) - set(fact_units(transcript).get(self.violation[0].fact_id, subject))
         others -= subject
