@@ -343,14 +343,28 @@ def test_a_call_cut_from_its_answer_shrinks_to_the_pair_at_a_budget_that_splits_
     assert shrinker.still_fails(shrinker.transcript)
 
 
+def _late_prohibition(compactor):
+    """A prohibition stated after 160 turns of work, then a little more work, compacted by ``compactor``
+    at a budget of 600: the turns, the transcript, the calls made, and a shrinker for its failure."""
+    from harness import Fact, FactKind, Polarity
+    from harness._app._shrinking import Shrinker
+
+    key = ("literal-verbatim", "prohibition")
+    work = _work(160)
+    turns = (*work, Turn(Role.USER, "Never write to s3://acme-prod-77/ from this job."), *work[:6])
+    fact = Fact("P", FactKind.PROHIBITION, ("s3://acme-prod-77/",), 160, Polarity.FORBID)
+    transcript, calls, judge_for = _restart_setup(turns, (fact,), compactor=compactor)
+    judge = judge_for(key)
+    first = judge(transcript, 600)
+    assert key in first.violations
+    return turns, transcript, calls, Shrinker(key, transcript, first.violations[key], 600, judge)
+
+
 def test_a_window_of_the_oldest_tokens_that_drops_a_late_prohibition_shrinks_to_the_filler_before_it():
     """A compactor keeping the oldest messages drops what comes after a budget's worth of work. The
     budget search cannot find that edge (below the merged work's own length the window drops the work
     and keeps the prohibition), so the subject-window move cuts the merged work to the length that
     leaves the prohibition just outside the window: two turns, in a few checks."""
-    from harness import Fact, FactKind, Polarity
-    from harness._app._shrinking import Shrinker
-
     def oldest(messages, budget):
         kept, used = [], 0
         for message in messages:
@@ -360,15 +374,7 @@ def test_a_window_of_the_oldest_tokens_that_drops_a_late_prohibition_shrinks_to_
             kept.append(dict(message))
         return kept
 
-    key = ("literal-verbatim", "prohibition")
-    work = _work(160)
-    turns = (*work, Turn(Role.USER, "Never write to s3://acme-prod-77/ from this job."), *work[:6])
-    fact = Fact("P", FactKind.PROHIBITION, ("s3://acme-prod-77/",), 160, Polarity.FORBID)
-    transcript, calls, judge_for = _restart_setup(turns, (fact,), compactor=oldest)
-    judge = judge_for(key)
-    first = judge(transcript, 600)
-    assert key in first.violations
-    shrinker = Shrinker(key, transcript, first.violations[key], 600, judge)
+    turns, transcript, calls, shrinker = _late_prohibition(oldest)
     before = len(calls)
     shrinker._subject_window()
     assert len(shrinker.transcript.turns) == 2 and shrinker.budget == 600
@@ -380,22 +386,11 @@ def test_a_window_of_the_oldest_tokens_that_drops_a_late_prohibition_shrinks_to_
 def test_the_window_searches_cost_a_summarizer_that_rewrites_nothing():
     """Which turns a window held steers both searches; a summary holds none verbatim, so for a model's
     summary they would spend checks learning nothing: the move asks the one session it already has."""
-    from harness import Fact, FactKind, Polarity
-    from harness._app._shrinking import Shrinker
-
     def summary(messages, budget):
         words = " ".join(m.get("content") or "" for m in messages).split()[:40]
         return [{"role": "system", "content": "Summary: " + " ".join(words)}]
 
-    key = ("literal-verbatim", "prohibition")
-    work = _work(160)
-    turns = (*work, Turn(Role.USER, "Never write to s3://acme-prod-77/ from this job."), *work[:6])
-    fact = Fact("P", FactKind.PROHIBITION, ("s3://acme-prod-77/",), 160, Polarity.FORBID)
-    transcript, calls, judge_for = _restart_setup(turns, (fact,), compactor=summary)
-    judge = judge_for(key)
-    first = judge(transcript, 600)
-    assert key in first.violations
-    shrinker = Shrinker(key, transcript, first.violations[key], 600, judge)
+    _, transcript, calls, shrinker = _late_prohibition(summary)
     before = len(calls)
     shrinker._subject_window()
     assert len(calls) == before and shrinker.checks <= 1 and shrinker.transcript is transcript
