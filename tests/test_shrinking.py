@@ -310,8 +310,8 @@ def test_a_call_cut_from_its_answer_shrinks_to_the_pair_at_a_budget_that_splits_
     from harness._app._shrinking import Shrinker
 
     work = _work(200)
-    call = Turn(Role.ASSISTANT, "Reading the config to see which of the feature flags the staging deploy still sets and "
-                "whether the retry settings match the ones we agreed on yesterday.",
+    call = Turn(Role.ASSISTANT, "Reading the config to see which of the feature flags the staging deploy still sets "
+                "and whether the retry settings match the ones we agreed on yesterday.",
                 (ToolCall("call_77aa01bb02cc", "read_file", '{"path": "conf/app.yml"}'),))
     key = ("tool-pairing", None)
 
@@ -322,7 +322,8 @@ def test_a_call_cut_from_its_answer_shrinks_to_the_pair_at_a_budget_that_splits_
             answer = Turn(Role.TOOL, "\n".join(f"{i}: setting_{i} = value_{i}" for i in range(lines)),
                           tool_call_id="call_77aa01bb02cc")
             for split in range(100, 130):
-                transcript, calls, judge_for = _restart_setup((*work[:split], call, answer, *work[split:]), (), share=0.5)
+                turns = (*work[:split], call, answer, *work[split:])
+                transcript, calls, judge_for = _restart_setup(turns, (), share=0.5)
                 judge = judge_for(key)
                 first = judge(transcript, 600)
                 if key in first.violations:

@@ -50,9 +50,10 @@ What belongs where (the issue asked us to decide):
   higher). A tool result cut from its call at a budget of 2,000 becomes the
   call and its result at the budget that splits them, in about ten small
   checks. A window of the oldest tokens is found the other way, by cutting the
-  merged work before the subject to the length that leaves it just outside. It runs early for a failure that still takes many rounds (each other
-  check would replay them all), otherwise after the cheap moves, only on what
-  they left long.
+  merged work before the subject to the length that leaves it just outside.
+  It runs early for a failure that still takes many rounds (each other check
+  would replay them all), otherwise after the cheap moves, only on what they
+  left long.
 """
 
 from __future__ import annotations
@@ -87,10 +88,6 @@ COMPENSATED_MISSES = 10  # ... and it stops after this many checks in a row that
 #: and can lead the moves after it to a costlier path (head_tail at 400 turns: 103 calls without, 298 with).
 RESTART_SAVES_ROUNDS = 8
 
-#: ... of which the search for a merged run's length may spend this many (bisecting a run of thousands of
-#: characters to the few that move a window's edge; a window that keeps the newest tokens wastes them).
-FILLER_SEARCH_CHECKS = 12
-
 _FRAMING_CHARS = 16  # what a message costs beyond its text (role, separators), in characters, about
 
 # What a budget search for a window's edge found (``Shrinker._edge_search``).
@@ -104,6 +101,10 @@ TRIM_FAST_ABOVE = 4
 #: Checks the subject-window move may spend in all: a check of each candidate at the budget, then a
 #: bisection over the budget (about log2 of the budget over a turn's tokens) for one that kept too much.
 SUBJECT_WINDOW_CHECKS = 24
+
+#: ... of which the search for a merged run's length may spend this many (bisecting a run of thousands of
+#: characters to the few that move a window's edge; a window that keeps the newest tokens wastes them).
+FILLER_SEARCH_CHECKS = 12
 
 
 @dataclass(frozen=True, slots=True)
@@ -371,17 +372,14 @@ class Shrinker:
         """Whether ``candidate``, with its one merged turn cut to some length, fails at the budget: a
         bisection over that length (in characters), steered by the last round: one that held the run
         and all of the subject means more filler; one that held none of the subject, or not the run
-        (too long to keep at all), less. The budget search cannot find a
-        window that keeps the oldest tokens: below the filler's own length such a window drops the
-        filler, not the subject."""
+        (too long to keep at all), less. The budget search cannot find a window that keeps the oldest
+        tokens: below the run's own length such a window drops the run, not the subject."""
         merged = [i for i, turn in enumerate(candidate.turns) if turn in self._merged]
         if len(merged) != 1 or allowance <= 0:
             return False
         index, start = merged[0], self.checks
         turn = candidate.turns[index]
         subject = [candidate.turns[i] for i in sorted(self._subject(candidate))]
-        if not any(t in self.evaluate(candidate).last_messages for t in (turn, *subject)):
-            return False  # nothing kept verbatim (a summary): which turns a window held cannot steer
         # A failing length lies between one that held everything and one that did not hold the subject,
         # as wide as the shortest subject turn: narrower than half that, the search has missed nothing.
         resolution = max(1, (min(len(t.text) for t in subject) + _FRAMING_CHARS) // 2)
@@ -392,7 +390,8 @@ class Shrinker:
             if shorter is None:
                 return False
             self._merged[shorter] = self._merged[turn]
-            trial = dataclasses.replace(candidate, turns=candidate.turns[:index] + (shorter,) + candidate.turns[index + 1:])
+            turns = candidate.turns[:index] + (shorter,) + candidate.turns[index + 1:]
+            trial = dataclasses.replace(candidate, turns=turns)
             if self.still_fails(trial):
                 return True
             kept = self.evaluate(trial).last_messages
