@@ -8,6 +8,7 @@ registers a team's own. See ``oracles/README.md`` for the catalogue.
 from oracles import _force, _obligations, _prose, _runtime, _session_oracles, _shape  # noqa: F401  (registers the built-in oracles)
 from oracles._core import (
     Case,
+    Evidence,
     Finding,
     Oracle,
     SessionCase,
@@ -25,6 +26,7 @@ from oracles._rules import DEFAULT_RULES, ProseRules
 __all__ = [
     "DEFAULT_RULES",
     "Case",
+    "Evidence",
     "Finding",
     "Oracle",
     "ProseRules",

@@ -29,6 +29,38 @@ _WORD = re.compile(r"\S+")
 # An identifier-like token: contains a digit, an underscore, '/' or '://'.
 _IDENT = re.compile(r"[A-Za-z0-9][\w./:\-]*[\w/]|[A-Za-z0-9]")
 _WORDY = re.compile(r"^[A-Za-z]+(?:_[A-Za-z]+)+$")
+# A cue answered "no" by the value after it: a key "resolved: false", a column "Pinned?" holding "no".
+_ANSWERED_NO = re.compile(r"\s*\?*\s*[:=]\s*(?:no|false|n|none|0|not yet)\b|\s*\?\s*(?:no|n)\b")
+_SENTENCE_END = re.compile(r"[.!?](?=\s)")
+# What ends a prefix cue's scope before the literal: a clause of its own ("; ", " but ", " except ").
+_SCOPE_ENDS = re.compile(r"[;.!?](?=\s)|\s(?:but|however|whereas|although|except|though|instead|unlike)\s|\n")
+# What separates a cue from a literal it would otherwise qualify: a dash that opens an aside, a line end.
+_CONFINES = re.compile(r"\s[\u2014\u2013]\s|\s-\s|\n")
+
+
+_NAME_REACH = 3  # words: another name this close to a cue, between it and the literal, takes the cue
+
+
+def _words_apart(lower: str, a: tuple[int, int], b: tuple[int, int]) -> int:
+    low, high = (a[1], b[0]) if a[1] <= b[0] else (b[1], a[0])
+    return len(_WORD.findall(lower, low, high))
+
+
+def _name_beside(text: str, lower: str, literal: str, between: tuple[int, int], cue: tuple[int, int]) -> bool:
+    """Another name (an identifier-like token that is not ``literal``) stands in ``text[between]`` within
+    ``_NAME_REACH`` words of the cue. Only the stretch between is read: a window's width, never the text."""
+    low, high = between
+    for m in _IDENT.finditer(text, low, high):
+        name = m.group(0)
+        if name == literal or name in literal or literal in name or not _identifiers(name):
+            continue
+        if _words_apart(lower, m.span(), cue) <= _NAME_REACH:
+            return True
+    return False
+
+
+# How far back (in characters) a negation is looked for: ``negation_window`` words of ordinary length.
+_NEGATION_REACH = 160
 _BOUND_NUMBER = re.compile(r"\W{0,3}(?:[<>=≤≥:]+|is|at|of|to|must be)?\W{0,3}\d")
 
 
@@ -591,18 +623,27 @@ class Context:
         """Whether a negator sits within ``negation_window`` words before position ``at`` of ``lower``.
 
         Punctuation ends a negation's reach: in "Pinned? no, any bucket works" the "no" answers the
-        question and does not negate "any".
+        question and does not negate "any". Only a bounded stretch before ``at`` is read, so a cue in
+        a long run of text with no punctuation costs what its own words cost (linear, not quadratic).
         """
-        start = max((lower.rfind(p, 0, at) for p in self.rules.negation_stops), default=-1) + 1
+        floor = max(0, at - _NEGATION_REACH)
+        start = max((lower.rfind(p, floor, at) for p in self.rules.negation_stops), default=-1) + 1
+        start = max(start, floor)
         words = _WORD.findall(lower, start, at)[-self.rules.negation_window:] if at > start else []
         return phrase_pattern(self.rules.negators).search(" ".join(words)) is not None
 
     def cue_near(self, clause: Clause, literal: str, cues: tuple[str, ...], window: int | None = None, *,
-                 skip_negated: bool = False) -> str | None:
+                 skip_negated: bool = False, before_only: bool = False, confined: bool = False) -> str | None:
         """The first cue within ``window`` words of ``literal`` in ``clause``, honouring negation traps.
 
-        With ``skip_negated``, a cue right after a negator ("hasn't been fixed") does not count.
+        With ``skip_negated``, a cue right after a negator ("hasn't been fixed") does not count. With
+        ``before_only``, only cues before the literal count, and ``window=None`` then means the whole
+        clause before it: a prefix cue's scope runs to the end of its clause ("do not open or read any
+        file in the X folder"). With ``confined``, a cue counts only with no other name and no dash-set
+        aside between it and the literal, and no other name between them right beside the cue: in "X (6
+        steps); v1 obsolete" the "obsolete" is about v1.
         """
+        unlimited = before_only and window is None
         window = self.rules.cue_window if window is None else window
         lower = clause.lower
         # A cue inside a negation trap ("never" in "never mind") is no cue; the trap itself may be one.
@@ -612,16 +653,149 @@ class Context:
         for m in phrase_pattern(cues).finditer(lower):
             if any(a <= m.start() and m.end() <= b and (a, b) != m.span() for a, b in traps):
                 continue
-            if not (skip_negated and self.negated(lower, m.start())):
-                cue_words.append((bisect.bisect_left(word_starts, m.start()), m.group(0)))  # words wholly before it
+            if not (skip_negated and (self.negated(lower, m.start()) or _ANSWERED_NO.match(lower, m.end()))):
+                cue_words.append((bisect.bisect_left(word_starts, m.start()), m.group(0), m.start(), m.end()))
         if not cue_words:
             return None
         for found_start, found_end in token_spans(clause.text, literal):  # every mention of the literal, not the first
             start_words = bisect.bisect_left(word_starts, found_start)
             end_words = start_words + max(1, len(_WORD.findall(lower, found_start, found_end)))
-            for w, cue in cue_words:
-                if start_words - window <= w <= end_words + window:
+            for w, cue, cue_start, cue_end in cue_words:
+                if before_only:
+                    near = cue_end <= found_start and (unlimited or start_words - window <= w) and not _SCOPE_ENDS.search(
+                        lower, cue_end, found_start)
+                else:
+                    near = start_words - window <= w <= end_words + window
+                if near and confined:
+                    low, high = (cue_end, found_start) if cue_end <= found_start else (found_end, cue_start)
+                    near = not _CONFINES.search(lower, low, high) and not _name_beside(
+                        clause.text, lower, literal, (low, high), (cue_start, cue_end))
+                if near:
                     return cue
+        return None
+
+    def label_cue(self, line: Clause, literal: str, cues: tuple[str, ...], *, skip_negated: bool = False) -> str | None:
+        """A cue in a label that governs ``literal`` on its reading line: the headings, keys and columns
+        the reading put before the line's body ("Forbidden: never touch these: X"), or a label opening the
+        literal's own sentence ("Do not touch: a, b, c, X"). An earlier sentence's words are no label."""
+        first = next(iter(token_spans(line.text, literal)), None)
+        if first is None:
+            return None
+        head = line.text[:first[0]]
+        spans = []
+        at = 0  # the leading labels: "A: B: " segments with no sentence end in them
+        while (cut := head.find(": ", at)) >= 0 and not _SENTENCE_END.search(head, at, cut):
+            spans.append((at, cut))
+            at = cut + 2
+        ends = [m.end() for m in _SENTENCE_END.finditer(head, at)]
+        start = ends[-1] if ends else at
+        cut = head.rfind(": ", start)
+        if cut >= start:
+            spans.append((start, cut))
+        lower = line.lower
+        traps = [(m.start(), m.end()) for m in phrase_pattern(self.rules.negation_traps).finditer(lower)]
+        for a, b in spans:
+            for m in phrase_pattern(cues).finditer(lower, a, b):
+                if any(t0 <= m.start() and m.end() <= t1 and (t0, t1) != m.span() for t0, t1 in traps):
+                    continue
+                if not (skip_negated and self.negated(lower[:b], m.start())):
+                    return m.group(0)
+        return None
+
+    def governing_cue(self, unit: str, literal: str, cues: tuple[str, ...], *, window: int | None = None,
+                      skip_negated: bool = False, scope: bool = True) -> tuple[Clause, str] | None:
+        """The first ``unit`` holding ``literal`` that one of ``cues`` governs, with the cue: within
+        ``window`` words of it, earlier in its own clause (``scope``: a prefix cue reaches the end of its
+        clause), or in a label over its line (a heading, key or column). None if no cue governs it."""
+        for piece in self.units_with(unit, literal):
+            cue = self.cue_near(piece, literal, cues, window, skip_negated=skip_negated)
+            if cue is None and scope:
+                cue = self.cue_near(piece, literal, cues, skip_negated=skip_negated, before_only=True)
+            if cue is not None:
+                return piece, cue
+        for line in self.lines_with(literal):
+            cue = self.label_cue(line, literal, cues, skip_negated=skip_negated)
+            if cue is not None:
+                return line, cue
+        return None
+
+    def force_words(self, literal: str, words: tuple[str, ...]) -> tuple[Clause, str] | None:
+        """The first sentence holding ``literal`` with one of ``words`` in it or in the labels over its
+        line (headings, keys, columns), and the word: what makes a reading *unclear* instead of a bare
+        mention when no cue could be attached."""
+        for sentence in self.sentences_with(literal):
+            word = self.free_cue(sentence, words)
+            if word is not None:
+                return sentence, word
+        for line in self.lines_with(literal):
+            word = self.label_cue(line, literal, words)
+            if word is not None:
+                return line, word
+        return None
+
+    def sequels(self, literal: str) -> list[Clause]:
+        """The sentences that go on about ``literal`` without naming it: on its line, right after a
+        sentence holding it, each opening with an anaphor ("That request has not returned", "Its result
+        comes later"), as narrative prose puts it."""
+        out = []
+        opening = phrase_pattern(self.rules.anaphors)
+        for line in self.lines_with(literal):
+            pieces = [Clause.of(line.text[a:b], self.lowered, (line.order[0], line.order[1] + a))
+                      for a, b in _pieces(line.text, "sentence")]
+            follows = False
+            for piece in pieces:
+                if has_token(piece.text, literal):
+                    follows = True
+                elif follows and opening.match(piece.lower.lstrip(" -*\u2022(\"'")):
+                    out.append(piece)
+                else:
+                    follows = False
+        return out
+
+    def line_cue(self, literal: str, cues: tuple[str, ...]) -> tuple[Clause, str] | None:
+        """The first reading line holding ``literal`` with one of ``cues`` anywhere on it (outside traps)."""
+        for line in self.lines_with(literal):
+            cue = self.free_cue(line, cues)
+            if cue is not None:
+                return line, cue
+        return None
+
+    def in_time_clause(self, clause: Clause, cue: str, literal: str) -> bool:
+        """``cue`` stands in a subordinate clause that says when ("before the agent could write it,"),
+        closed by a comma before ``literal``: it qualifies that clause, not the literal's."""
+        lower = clause.lower
+        first = next(iter(token_spans(clause.text, literal)), None)
+        m = phrase_pattern((cue,)).search(lower)
+        if first is None or m is None or m.start() > first[0]:
+            return False
+        comma = lower.find(",", m.end(), first[0])
+        if comma < 0:
+            return False
+        opener = None
+        for sub in phrase_pattern(self.rules.subordinators).finditer(lower, 0, m.start()):
+            opener = sub
+        return opener is not None and "," not in lower[opener.end():m.start()] and opener.start() < m.start()
+
+    def free_cue(self, clause: Clause, cues: tuple[str, ...]) -> str | None:
+        """The first of ``cues`` anywhere in ``clause`` that is not inside a negation trap ("don't worry")."""
+        lower = clause.lower
+        traps = [(m.start(), m.end()) for m in phrase_pattern(self.rules.negation_traps).finditer(lower)]
+        for m in phrase_pattern(cues).finditer(lower):
+            if not any(a <= m.start() and m.end() <= b and (a, b) != m.span() for a, b in traps):
+                return m.group(0)
+        return None
+
+    def modifies(self, clause: Clause, first: tuple[str, ...], then: tuple[str, ...], gap: int = 2) -> str | None:
+        """One of ``first`` standing right before (within ``gap`` words) one of ``then`` in ``clause``:
+        "preferably don't", "optionally reuse", "usually never" (the first word governs the second)."""
+        lower = clause.lower
+        starts = [m.start() for m in phrase_pattern(then).finditer(lower)]
+        if not starts:
+            return None
+        for m in phrase_pattern(first).finditer(lower):
+            i = bisect.bisect_left(starts, m.end())
+            if i < len(starts) and len(_WORD.findall(lower, m.end(), starts[i])) <= gap:
+                return m.group(0)
         return None
 
     def status_in(self, clause: Clause) -> str | None:

@@ -21,6 +21,7 @@ from oracles._rules import DEFAULT_RULES, ProseRules
 
 __all__ = [
     "Severity",
+    "Evidence",
     "Finding",
     "Case",
     "Oracle",
@@ -36,10 +37,35 @@ __all__ = [
 
 
 class Severity(StrEnum):
-    """``violate``: the context must not be consumed. ``degrade``: honest but coarser."""
+    """``violate``: the context must not be consumed. ``degrade``: honest but coarser. ``unclear``: the
+    literal is there, and the reading found words of force or structure it could not attach either way:
+    shown for a person to review, never a failure unless a team asks (``--unclear fail``)."""
 
     VIOLATE = "violate"
     DEGRADE = "degrade"
+    UNCLEAR = "unclear"
+
+
+class Evidence(StrEnum):
+    """What a finding rests on. A violation needs one of these positive observations; a reading that
+    recognised nothing it could attach is *unclear*, never a violation (DESIGN section 9)."""
+
+    ABSENT = "absent"  # the literal (or its value) is not in the context
+    NEAR_MISS = "near-miss"  # a near miss of the literal stands where it should
+    CONTRARY = "contrary"  # a contrary word governs it: allowed, cancelled, handed off, fixed, brought back
+    WEAKENED = "weakened"  # a weakening or hedging word governs it: a preference, an option, "about 5"
+    CHANGED = "changed"  # another number, operator or value is stated for it
+    STALE = "stale"  # the value from before a change is stated as current
+    ENDED_BINDING = "ended-binding"  # an obligation that ended is stated with binding words
+    FALSE_COMPLETION = "false-completion"  # an open obligation is stated as done
+    BARE_MENTION = "bare-mention"  # named with no word of force governing it anywhere (sentence, heading, key)
+    INVENTED = "invented"  # an obligation the source never stated
+    SHAPE = "shape"  # the result's own shape: pairing, budget, journal, marker, a self-report, growth
+    # Why a reading stays unclear:
+    UNATTACHED = "unattached"  # words of force stand near the literal, none the reading can attach to it
+    CONFLICTING = "conflicting"  # words of force and contrary words both govern it
+    ELSEWHERE = "elsewhere"  # the value is in the context, not where the reading links it to its field
+    UNSETTLED = "unsettled"  # the session ended before it showed which way it goes (a summary still growing)
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,11 +81,20 @@ class Finding:
     found: str | None = None
     call_id: str | None = None  # the tool call a finding is about, so shrinking keeps that call and its answer
     round: int | None = None  # a session oracle's finding: the round (0 is the first) that shows it
+    evidence: Evidence | None = None  # what a violation rests on, or why an unclear reading stayed unclear
 
     @classmethod
     def about(cls, invariant: str, fact: Fact, detail: str, *, expected: str | None = None,
-              found: str | None = None, severity: Severity = Severity.VIOLATE) -> Finding:
-        return cls(invariant, severity, detail, fact.id, str(fact.kind), expected, found)
+              found: str | None = None, severity: Severity = Severity.VIOLATE,
+              evidence: Evidence | None = None) -> Finding:
+        return cls(invariant, severity, detail, fact.id, str(fact.kind), expected, found, evidence=evidence)
+
+    @classmethod
+    def unclear(cls, invariant: str, fact: Fact, detail: str, *, why: Evidence, expected: str | None = None,
+                found: str | None = None) -> Finding:
+        """A reading that could not be settled either way: for a person to review."""
+        return cls.about(invariant, fact, detail, expected=expected, found=found, severity=Severity.UNCLEAR,
+                         evidence=why)
 
 
 @dataclass(frozen=True)
@@ -182,7 +217,8 @@ def select(*, only: Iterable[str] | None = None, skip: Iterable[str] | None = No
 
 @dataclass(frozen=True, slots=True)
 class Verdict:
-    """All findings for one compaction, plus how much of the source the context dropped."""
+    """All findings for one compaction (violations, degradations, unclear readings), plus how much of the
+    source the context dropped."""
 
     findings: tuple[Finding, ...]
     loss_ratio: float
@@ -194,6 +230,11 @@ class Verdict:
     @property
     def degradations(self) -> tuple[Finding, ...]:
         return tuple(f for f in self.findings if f.severity is Severity.DEGRADE)
+
+    @property
+    def unclear(self) -> tuple[Finding, ...]:
+        """Readings the oracles could not settle: shown for review, not violations."""
+        return tuple(f for f in self.findings if f.severity is Severity.UNCLEAR)
 
 
 def check(case: Case, oracles: Iterable[Oracle] | None = None) -> Verdict:

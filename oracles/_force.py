@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 from harness._base._model import FactKind, Status
 from oracles._context import Clause, Context, phrase_pattern
-from oracles._core import Case, Finding, oracle
+from oracles._core import Case, Evidence, Finding, oracle
 
 # The kinds whose force is a requirement on a literal (use it, keep it, reuse it, respect it, do it).
 _REQUIRED = (FactKind.LITERAL_BINDING, FactKind.GATING_FIELD, FactKind.THRESHOLD, FactKind.ARTIFACT_REFERENCE,
@@ -25,7 +25,7 @@ def _first_cue(ctx: Context, literal: str, cues: tuple[str, ...],
     """
     rules = ctx.rules
     for unit in ctx.units_with(rules.force_unit, literal):
-        cue = ctx.cue_near(unit, literal, cues, window=rules.force_window, skip_negated=True)
+        cue = ctx.cue_near(unit, literal, cues, window=rules.force_window, skip_negated=True, confined=True)
         if cue and unless and any(phrase_pattern((cue,)).search(c.lower) and ctx.cue_in(c, unless)
                                   for c in ctx.clauses_in(unit)):
             continue
@@ -47,6 +47,16 @@ def _reasserted(ctx: Context, unit: Clause) -> bool:
         if not ctx.negated(unit.lower, m.start()) and not _ANSWERED_NO.match(unit.lower, m.end()):
             return True
     return False
+
+
+_NAME_SHAPE = re.compile(r"[\w./:-]*[\d_/][\w./:-]*")
+
+
+def _names_another(sentence: Clause, literal: str) -> bool:
+    """The sentence names something other than ``literal``: a token with a digit, an underscore or a '/'
+    (a field such as max_retries counts, whatever follows it)."""
+    return any(t.strip("./:-") and t != literal and t not in literal and not t.isdigit()
+               for t in _NAME_SHAPE.findall(sentence.text))
 
 
 def _revised(ctx: Context, literal: str, cues: tuple[str, ...]) -> tuple[Clause, str] | None:
@@ -73,13 +83,28 @@ def _revised(ctx: Context, literal: str, cues: tuple[str, ...]) -> tuple[Clause,
             continue
         lower = sentence.lower
         head = lower.lstrip("-*• ").split(":")[0] if ":" in lower[:24] else lower[:24]
-        if not marker.match(head.strip()) or ctx.identifiers(sentence):
+        if not marker.match(head.strip()) or _names_another(sentence, literal):
             continue
         if not set(_WORDS.findall(lower)) & (words - common):
             continue
         found = phrase_pattern(cues).search(lower)
         if found and not ctx.negated(lower, found.start()):
             return sentence, found.group(0)
+    return None
+
+
+def _stated_forbidden(ctx: Context, literal: str) -> tuple[Clause, str] | None:
+    """A required literal listed under a label that forbids or avoids it, or after a prohibition in its
+    own clause ("avoid_regions: [X]", "never use X")."""
+    rules = ctx.rules
+    for line in ctx.lines_with(literal):
+        cue = ctx.label_cue(line, literal, rules.avoidance_labels, skip_negated=True)
+        if cue is not None:
+            return line, cue
+    for unit in ctx.units_with(rules.force_unit, literal):
+        cue = ctx.cue_near(unit, literal, rules.avoidance_labels, window=3, before_only=True, skip_negated=True)
+        if cue is not None:
+            return unit, cue
     return None
 
 
@@ -92,32 +117,50 @@ def force_kept(case: Case) -> Iterator[Finding]:
         literal = fact.literals[0]
         if ctx.ledger_entry(fact) is not None:
             continue
+        if fact.kind in _WAIVABLE and (banned := _stated_forbidden(ctx, literal)) is not None:
+            unit, cue = banned
+            yield Finding.about("force-kept", fact, f"{literal} is required but stated as forbidden ({cue!r})",
+                                expected=f"{literal} as a requirement", found=unit.text, evidence=Evidence.CONTRARY)
+            continue
         if fact.kind in _REQUIRED:
             hit = _first_cue(ctx, literal, rules.weakening_cues)
+            if hit is not None and ctx.in_time_clause(hit[0], hit[1], literal):
+                hit = None  # "before the agent could write the config, the field had to be 1"
+            if hit is not None and _reasserted(ctx, hit[0]) and not ctx.modifies(hit[0], rules.weakening_cues,
+                                                                                rules.reassert_cues):
+                # "before the agent could write the config, the field had to be 1": a weakening word and a
+                # binding one in one sentence, the weakening not on the binding word itself.
+                unit, cue = hit
+                yield Finding.unclear("force-kept", fact, f"{literal} is stated with both a binding word and a weakening "
+                                      f"one ({cue!r}); the reading cannot tell which governs it", why=Evidence.CONFLICTING,
+                                      expected=f"{literal} as a requirement", found=unit.text)
+                continue
+            evidence = Evidence.WEAKENED
             if hit is None and fact.kind in _WAIVABLE:
                 waived = _first_cue(ctx, literal, rules.waiver_cues)
                 if waived is not None and not _reasserted(ctx, waived[0]):
-                    hit = waived
+                    hit, evidence = waived, Evidence.CONTRARY
             if hit is None:
-                hit = _revised(ctx, literal, rules.waiver_cues + rules.weakening_cues + rules.permission_cues)
+                hit, evidence = _revised(ctx, literal, rules.waiver_cues + rules.weakening_cues + rules.permission_cues), \
+                    Evidence.CONTRARY
             if hit is not None:
                 unit, cue = hit
                 yield Finding.about("force-kept", fact, f"{literal} is kept but its requirement is weakened ({cue!r})",
-                                    expected=f"{literal} as a requirement", found=unit.text)
+                                    expected=f"{literal} as a requirement", found=unit.text, evidence=evidence)
         elif fact.kind is FactKind.PROHIBITION:
             hit = (_first_cue(ctx, literal, rules.permission_cues, unless=rules.prohibition_cues)  # softening:
                    or _revised(ctx, literal, rules.permission_cues))  # negation-polarity's to judge
             if hit is not None:
                 unit, cue = hit
                 yield Finding.about("force-kept", fact, f"the prohibition on {literal} is contradicted ({cue!r})",
-                                    expected=f"never {literal}", found=unit.text)
+                                    expected=f"never {literal}", found=unit.text, evidence=Evidence.CONTRARY)
         elif fact.kind is FactKind.NEGATIVE_FACT:
             hit = _first_cue(ctx, literal, rules.reversal_cues)
             if hit is not None:
                 unit, cue = hit
                 disposition = fact.detail("disposition") or "rejected"
                 yield Finding.about("force-kept", fact, f"the {disposition} approach {literal} is brought back ({cue!r})",
-                                    expected=f"{literal} {disposition}", found=unit.text)
+                                    expected=f"{literal} {disposition}", found=unit.text, evidence=Evidence.CONTRARY)
 
 
 def _ended_before(case: Case):
@@ -164,7 +207,8 @@ def dead_obligation(case: Case) -> Iterator[Finding]:
         entry = ctx.ledger_entry(fact)
         if entry is not None and entry.status.lower() in rules.open_statuses:
             yield Finding.about("dead-obligation", fact, f"the ledger keeps {literal} open after it was {fact.fate.status.value}",
-                                expected=f"{literal} {fact.fate.status.value}", found=entry.render())
+                                expected=f"{literal} {fact.fate.status.value}", found=entry.render(),
+                                evidence=Evidence.ENDED_BINDING)
             continue
         alive, ended = _alive_cues(case, fact), _ended_cues(case, fact)
         # Reading order decides, as a person reads a log: "never use X" followed later by "X: rule withdrawn"
@@ -175,6 +219,9 @@ def dead_obligation(case: Case) -> Iterator[Finding]:
                 stated = None
                 continue
             cue = ctx.cue_near(unit, literal, alive, window=rules.force_window)
+            if cue and fact.kind is FactKind.COMMITMENT and ctx.cue_in(unit, rules.handoff_cues) and not any(
+                    not ctx.negated(unit.lower, m.start()) for m in phrase_pattern(rules.own_cues).finditer(unit.lower)):
+                cue = None  # "the follow-up is the user's: they'll handle it": not ours to keep
             if cue and stated is None:
                 stated = (unit, cue)
         if stated is not None:
@@ -182,4 +229,4 @@ def dead_obligation(case: Case) -> Iterator[Finding]:
             yield Finding.about("dead-obligation", fact,
                                 f"{literal} was {fact.fate.status.value} before the compaction but is stated as "
                                 f"still binding ({cue!r})", expected=f"{literal} {fact.fate.status.value}",
-                                found=unit.text)
+                                found=unit.text, evidence=Evidence.ENDED_BINDING)

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from oracles._context import Clause, Context, phrase_pattern
 
-__all__ = ["Mention", "value_mentions", "field_mentions", "line_mentions", "operators_in"]
+__all__ = ["Mention", "value_mentions", "field_mentions", "line_mentions", "operators_in", "relation_key"]
 
 _WORDS = re.compile(r"\S+")
 _SNAKE = re.compile(r"\b[a-z][a-z0-9]*_[a-z0-9_]+\b")
@@ -22,6 +22,7 @@ class Mention:
     number: str
     between: str
     before_number: str
+    at: int = -1  # where the field starts in ``clause.text`` (-1: the number stands before it)
 
 
 def _number_after(text: str, value: str | None) -> re.Match[str] | None:
@@ -49,10 +50,10 @@ def field_mentions(ctx: Context, field: str, value: str | None = None) -> list[M
             m = _number_after(window, value)
             if m is not None:
                 between = window[: m.start()]
-                if _another_field(between, ctx.rules.field_links) or (value is not None and field in between):
+                if _another_field(between, ctx.rules) or (value is not None and field in between):
                     continue
                 after = " ".join(_WORDS.findall(window[m.end():])[:3])
-                out.append(Mention(clause, m.group(1), between + " " + after, between))
+                out.append(Mention(clause, m.group(1), between + " " + after, between, at))
                 continue
             before = _number_before(ctx, text[:at], value)
             if before is not None:
@@ -82,9 +83,19 @@ def _number_before(ctx: Context, head: str, value: str | None) -> tuple[str, str
     return m.group(1), before + " " + after, before
 
 
-def _another_field(between: str, links: tuple[str, ...]) -> bool:
-    """A second field sits between: a snake_case name followed by one of the rules' field links."""
-    return any(phrase_pattern(links).match(between[m.end():].lstrip()) for m in _SNAKE.finditer(between))
+def _another_field(between: str, rules) -> bool:
+    """A second field sits between: a snake_case name followed by one of the rules' field links. A key
+    made of words that state a relation ("must_be_strictly_below", "max_allowed") is not a field."""
+    return any(phrase_pattern(rules.field_links).match(between[m.end():].lstrip()) and not relation_key(m.group(0), rules)
+               for m in _SNAKE.finditer(between))
+
+
+def relation_key(token: str, rules) -> bool:
+    """A letters-only snake_case key that says how a value binds ("must_equal", "at_most",
+    "must_be_strictly_below"), not what it is about: it opens with one of ``relation_words``."""
+    if "_" not in token or any(ch.isdigit() for ch in token):
+        return False
+    return token.split("_", 1)[0].lower() in rules.relation_words
 
 
 def value_mentions(ctx: Context, field: str, value: str) -> list[Mention]:
@@ -101,7 +112,7 @@ def line_mentions(ctx: Context, field: str, value: str) -> list[Mention]:
         at = line.text.find(field) + len(field)
         for m in pattern.finditer(line.text, at):
             between = line.text[at: m.start()]
-            if _another_field(between, ctx.rules.field_links):
+            if _another_field(between, ctx.rules):
                 break
             before = " ".join(_WORDS.findall(between)[-4:])
             out.append(Mention(line, value, before, before))
@@ -113,15 +124,17 @@ def line_mentions(ctx: Context, field: str, value: str) -> list[Mention]:
 _NEGATED = {">": "<=", "<": ">=", ">=": "<", "<=": ">"}
 
 
-def operators_in(text: str, ctx: Context) -> set[str]:
-    """Operators stated in ``text``, negation-aware (longest phrase wins, so "no more than" is not "more than")."""
+def operators_in(text: str, ctx: Context, *, negated: bool = False) -> set[str]:
+    """Operators stated in ``text``, negation-aware (longest phrase wins, so "no more than" is not "more than").
+    ``negated``: the whole of ``text`` stands under a negation (one before the field), so a strict
+    operator not negated within it is read flipped."""
     phrase_to_op = {p: op for op, ps in ctx.rules.operator_phrases for p in ps}
     pattern = phrase_pattern(tuple(phrase_to_op))
     lower = text.lower()
     found = set()
     for m in pattern.finditer(lower):
         op = phrase_to_op[m.group(0)]
-        if op in ("<", ">") and ctx.negated(lower, m.start()):
+        if op in ("<", ">") and ctx.negated(lower, m.start()) != negated:
             op = _NEGATED[op]
         found.add(op)
     return found

@@ -6,8 +6,8 @@ from collections.abc import Iterator
 
 from harness._base._model import FactKind
 from oracles._context import Clause, phrase_pattern
-from oracles._core import Case, Finding, oracle
-from oracles._numbers import value_mentions
+from oracles._core import Case, Evidence, Finding, oracle
+from oracles._numbers import line_mentions, value_mentions
 
 
 def _live(case: Case, kind: FactKind):
@@ -31,15 +31,17 @@ def commitment_retained(case: Case) -> Iterator[Finding]:
         if ctx.ledger_entry(fact):
             continue
         if not ctx.mentions(obj):
+            near = ctx.near_miss(obj)
             yield Finding.about("commitment-retained", fact, f"open commitment to {fact.detail('action')} {obj} was dropped",
-                                expected=obj, found=ctx.near_miss(obj))
+                                expected=obj, found=near, evidence=Evidence.NEAR_MISS if near else Evidence.ABSENT)
             continue
         cancelled = next((c for c in ctx.units_with(ctx.rules.pending_unit, obj)
                           if (cue := ctx.cue_near(c, obj, ctx.rules.cancellation_cues, skip_negated=True))
                           and (cue == "struck through" or not ctx.cue_in(c, ctx.rules.pending_cues))), None)
         if cancelled is not None:
             yield Finding.about("commitment-retained", fact, f"the open commitment on {obj} is stated as cancelled",
-                                expected=f"{fact.detail('action')} {obj} still pending", found=cancelled.text)
+                                expected=f"{fact.detail('action')} {obj} still pending", found=cancelled.text,
+                                evidence=Evidence.CONTRARY)
             continue
         handed = next((c for c in ctx.units_with(ctx.rules.pending_unit, obj)
                        if ctx.cue_near(c, obj, ctx.rules.handoff_cues, window=ctx.rules.cue_window, skip_negated=True)
@@ -47,14 +49,23 @@ def commitment_retained(case: Case) -> Iterator[Finding]:
         if handed is not None:
             yield Finding.about("commitment-retained", fact, f"the commitment on {obj} is handed to someone else; "
                                 "nobody is left to keep it", expected=f"{fact.detail('action')} {obj} (ours, pending)",
-                                found=handed.text)
+                                found=handed.text, evidence=Evidence.CONTRARY)
             continue
         if _pending_stated(ctx, fact, obj):
+            continue
+        expected = f"{fact.detail('action')} {obj}"
+        force = ctx.force_words(obj, ctx.rules.pending_cues + ctx.rules.action_words)
+        if force is not None:
+            unit, word = force
+            yield Finding.unclear("commitment-retained", fact, f"{obj} stands with {word!r}, which the reading could not "
+                                  f"attach to the pending action ({fact.detail('action')})", why=Evidence.UNATTACHED,
+                                  expected=expected, found=unit.text)
             continue
         yield Finding.about(
             "commitment-retained", fact,
             f"{obj} survives but the pending action ({fact.detail('action')}) does not: the decision was kept, the obligation lost",
-            expected=f"{fact.detail('action')} {obj}", found=ctx.clauses_with(obj)[0].text if ctx.clauses_with(obj) else None,
+            expected=expected, found=ctx.clauses_with(obj)[0].text if ctx.clauses_with(obj) else None,
+            evidence=Evidence.BARE_MENTION,
         )
 
 
@@ -67,7 +78,7 @@ def completion_honest(case: Case) -> Iterator[Finding]:
         entry = ctx.ledger_entry(fact)
         if entry is not None and entry.status.lower() in ctx.rules.done_statuses:
             yield Finding.about("completion-honest", fact, f"ledger marks the open commitment on {obj} as {entry.status}",
-                                expected="open", found=entry.status)
+                                expected="open", found=entry.status, evidence=Evidence.FALSE_COMPLETION)
             continue
         past = (fact.detail("past") or "").lower()
         # Once the obligation is stated as pending somewhere, only its own verb ("re-ran X") claims completion:
@@ -77,7 +88,8 @@ def completion_honest(case: Case) -> Iterator[Finding]:
         for clause in ctx.units_with(ctx.rules.completion_unit, obj):
             status = ctx.status_in(clause)
             cue = status if status and phrase_pattern(ctx.rules.done_statuses + ctx.rules.completion_cues).search(
-                status) and (not pending or ctx.cue_in(clause, _action_forms(fact))) else None
+                status) and not phrase_pattern(ctx.rules.negators).search(status) and (
+                not pending or ctx.cue_in(clause, _action_forms(fact))) else None
             if cue is None and cues:
                 cue = ctx.cue_near(clause, obj, cues, window=ctx.rules.completion_window, skip_negated=True)
                 if cue and ctx.cue_in(clause, _still_ahead(ctx.rules)):
@@ -85,7 +97,8 @@ def completion_honest(case: Case) -> Iterator[Finding]:
             if cue:
                 yield Finding.about("completion-honest", fact,
                                     f"the context says the commitment on {obj} is done ({cue!r}); it is still open",
-                                    expected=f"{fact.detail('action')} {obj} still pending", found=clause.text)
+                                    expected=f"{fact.detail('action')} {obj} still pending", found=clause.text,
+                                    evidence=Evidence.FALSE_COMPLETION)
                 break
 
 
@@ -100,8 +113,10 @@ def _pending_stated(ctx, fact, obj: str) -> bool:
     A cue that only says when ("until the review") is not enough on its own: "X stays off staging
     until the review" keeps the hold and loses the promise.
     """
-    return any(ctx.cue_near(c, obj, _action_forms(fact)) or ctx.cue_in(c, _still_ahead(ctx.rules))
-               for c in ctx.units_with(ctx.rules.pending_unit, obj))
+    ahead = _still_ahead(ctx.rules)
+    return any(ctx.cue_near(c, obj, _action_forms(fact)) or ctx.cue_in(c, ahead)
+               for c in ctx.units_with(ctx.rules.pending_unit, obj)) or any(
+        ctx.label_cue(line, obj, ahead) for line in ctx.lines_with(obj))
 
 
 @oracle("handle-retained", reference="000, 001", retention=True)
@@ -116,7 +131,7 @@ def handle_retained(case: Case) -> Iterator[Finding]:
         intent = name if name and name in ctx.text else None
         detail = (f"the intent ({name}) survives but call id {call_id} does not; its result will have nowhere to go"
                   if intent else f"in-flight call {call_id} ({name}) was dropped")
-        yield Finding.about("handle-retained", fact, detail, expected=call_id, found=intent)
+        yield Finding.about("handle-retained", fact, detail, expected=call_id, found=intent, evidence=Evidence.ABSENT)
 
 
 @oracle("closure", reference="001")
@@ -131,7 +146,7 @@ def closure(case: Case) -> Iterator[Finding]:
         if call_id in declared:
             yield Finding.about("closure", fact, f"the recovery marker declares call {call_id} resolved, but its result "
                                 "has not arrived", expected=f"{call_id} marked unresolved",
-                                found=f"marker resolved_calls: {', '.join(declared)}")
+                                found=f"marker resolved_calls: {', '.join(declared)}", evidence=Evidence.CONTRARY)
             continue
         if not ctx.mentions(call_id):
             continue  # handle-retained reports the missing id
@@ -145,16 +160,26 @@ def closure(case: Case) -> Iterator[Finding]:
         answered = next((c for c in clauses if ((s := ctx.status_in(c)) and phrase_pattern(done_cues).search(s))
                          or ctx.cue_near(c, call_id, done_cues, window=ctx.rules.call_done_window, skip_negated=True)),
                         None)
+        expected = f"{call_id} marked unresolved"
+        open_cues = ctx.rules.unresolved_cues + _still_ahead(ctx.rules)
         if answered is not None:
             yield Finding.about("closure", fact, f"call {call_id} is still open at the boundary but the context says it "
-                                "finished", expected=f"{call_id} marked unresolved",
-                                found=answered.text)
+                                "finished", expected=expected, found=answered.text, evidence=Evidence.CONTRARY)
             continue
-        if any(ctx.cue_near(c, call_id, ctx.rules.unresolved_cues, window=ctx.rules.unresolved_window)
-               for c in clauses):
+        if ctx.governing_cue(ctx.rules.unresolved_unit, call_id, open_cues, window=ctx.rules.unresolved_window,
+                             scope=False) or any(ctx.free_cue(s, open_cues) for s in ctx.sequels(call_id)):
+            continue
+        force = ctx.force_words(call_id, ctx.rules.force_words) or ctx.line_cue(call_id, open_cues)
+        if force is not None:
+            unit, word = force
+            yield Finding.unclear("closure", fact, f"call {call_id} stands with {word!r}, which the reading could not "
+                                  "read as open or finished", why=Evidence.UNATTACHED, expected=expected,
+                                  found=unit.text)
             continue
         yield Finding.about("closure", fact, f"call {call_id} is still open at the boundary but the context does not mark it UNRESOLVED",
-                            expected=f"{call_id} marked unresolved", found=clauses[0].text if clauses else None)
+                            expected=expected, found=clauses[0].text if clauses else None,
+                            evidence=Evidence.BARE_MENTION)
+
 
 
 @oracle("error-retained", reference="000", retention=True)
@@ -166,8 +191,9 @@ def error_retained(case: Case) -> Iterator[Finding]:
         if ctx.ledger_entry(fact):
             continue
         if not ctx.mentions(code):
+            near = ctx.near_miss(code)
             yield Finding.about("error-retained", fact, f"unresolved error {code} ({fact.detail('exception')}) was dropped",
-                                expected=code, found=ctx.near_miss(code))
+                                expected=code, found=near, evidence=Evidence.NEAR_MISS if near else Evidence.ABSENT)
             continue
         rules = ctx.rules
         for clause in ctx.units_with(rules.resolution_unit, code):
@@ -175,13 +201,26 @@ def error_retained(case: Case) -> Iterator[Finding]:
             if status and phrase_pattern(rules.resolution_cues + rules.done_statuses).search(status) \
                     and not phrase_pattern(rules.negators).search(status):
                 yield Finding.about("error-retained", fact, f"error {code} is stated as resolved (status {status!r}); "
-                                    "it is not", expected=f"{code} unresolved", found=clause.text)
+                                    "it is not", expected=f"{code} unresolved", found=clause.text,
+                                    evidence=Evidence.CONTRARY)
                 break
             cue = ctx.cue_near(clause, code, rules.resolution_cues, window=rules.resolution_window, skip_negated=True)
             if cue and not ctx.cue_in(clause, rules.resolution_negators):
                 yield Finding.about("error-retained", fact, f"error {code} is stated as resolved ({cue!r}); it is not",
-                                    expected=f"{code} unresolved", found=clause.text)
+                                    expected=f"{code} unresolved", found=clause.text, evidence=Evidence.CONTRARY)
                 break
+        else:
+            # The dismissal may follow in the sentence's next clause ("one ECONNREFUSED seen; most likely a
+            # transient blip"): there it counts with no other name between, and nothing in the sentence
+            # saying it still fails.
+            for sentence in ctx.sentences_with(code):
+                cue = ctx.cue_near(sentence, code, rules.resolution_cues, window=2 * rules.force_window,
+                                   skip_negated=True, confined=True)
+                if cue and not ctx.cue_in(sentence, rules.still_failing_cues):
+                    yield Finding.about("error-retained", fact, f"error {code} is stated as resolved or harmless "
+                                        f"({cue!r}); it is not", expected=f"{code} unresolved", found=sentence.text,
+                                        evidence=Evidence.CONTRARY)
+                    break
 
 
 @oracle("gating-field-retained", reference="002", retention=True)
@@ -193,10 +232,15 @@ def gating_field_retained(case: Case) -> Iterator[Finding]:
         if ctx.ledger_entry(fact):
             continue
         mentions = value_mentions(ctx, field, value)
+        inverted = next((m for m in mentions if _negates_value(ctx, m.before_number)), None)
+        if inverted is not None:
+            yield Finding.about("gating-field-retained", fact, f"gating field {field} is stated as not {value}",
+                                expected=f"{field}: {value}", found=inverted.clause.text, evidence=Evidence.CHANGED)
+            continue
         loose = next((m for m in mentions if ctx.cue_in(Clause.of(m.before_number), ctx.rules.approximation_cues)), None)
         if loose is not None:
             yield Finding.about("gating-field-retained", fact, f"gating field {field} is stated approximately",
-                                expected=f"{field}: {value}", found=loose.clause.text)
+                                expected=f"{field}: {value}", found=loose.clause.text, evidence=Evidence.WEAKENED)
             continue
         # Every mention told as history ("was audit", under "Previous settings") says nothing of what holds now.
         history = phrase_pattern(ctx.rules.history_cues)
@@ -205,15 +249,45 @@ def gating_field_retained(case: Case) -> Iterator[Finding]:
         if mentions and len(past) == len(mentions):
             yield Finding.about("gating-field-retained", fact, f"gating field {field}: {value} is stated as a past "
                                 "setting, not as holding for the pending write", expected=f"{field}: {value}",
-                                found=past[0].clause.text)
+                                found=past[0].clause.text, evidence=Evidence.STALE)
             continue
         if mentions:
             continue
         write = fact.detail("write") or "a write"
         if not ctx.mentions(field):
+            near = ctx.near_miss(field)
             yield Finding.about("gating-field-retained", fact, f"gating field {field}: {value} was dropped while '{write}' is pending",
-                                expected=f"{field}: {value}", found=ctx.near_miss(field))
-        else:
-            clause = ctx.clauses_with(field)
-            yield Finding.about("gating-field-retained", fact, f"gating field {field} survives without its value {value}",
-                                expected=f"{field}: {value}", found=clause[0].text if clause else None)
+                                expected=f"{field}: {value}", found=near,
+                                evidence=Evidence.NEAR_MISS if near else Evidence.ABSENT)
+            continue
+        farther = next((m.clause.text for m in line_mentions(ctx, field, value)), None) or _nearby(ctx, field, value)
+        if farther is not None:
+            yield Finding.unclear("gating-field-retained", fact, f"{value} stands near gating field {field}, farther "
+                                  "than the reading links a value to its field", why=Evidence.ELSEWHERE,
+                                  expected=f"{field}: {value}", found=farther)
+            continue
+        clause = ctx.clauses_with(field)
+        yield Finding.about("gating-field-retained", fact, f"gating field {field} survives without its value {value}",
+                            expected=f"{field}: {value}", found=clause[0].text if clause else None,
+                            evidence=Evidence.ABSENT)
+
+
+_NEARBY = 160  # characters after a field's line within which a sibling key may hold its value
+
+
+def _nearby(ctx, field: str, value: str) -> str | None:
+    """A line just after the field's, in the same message, holding the value as a token: a value under
+    a sibling key ("field: traffic_weight" / "must_equal: 0") that the reading cannot link to it."""
+    lines = ctx.lines_with(field)
+    if not lines:
+        return None
+    at = lines[0].order
+    return next((line.text for line in ctx.lines_with(value)
+                 if line.order[0] == at[0] and at[1] < line.order[1] <= at[1] + len(lines[0].text) + _NEARBY), None)
+
+
+def _negates_value(ctx, before_value: str) -> bool:
+    """The words right before a value negate it ("is not 0", "!= 0", "never true"): the gate inverted."""
+    lower = before_value.lower().rstrip()
+    return lower.endswith(("!=", "≠")) or ctx.negated(lower + " x", len(lower) + 1) and bool(
+        phrase_pattern(ctx.rules.negators).search(" ".join(lower.split()[-2:])))

@@ -8,9 +8,9 @@ from collections.abc import Iterator
 
 from harness._base._kinds import kind_def
 from harness._base._model import FactKind, Polarity
-from oracles._context import Clause, call_text, identifier_tokens, part_reading, tokens_of
-from oracles._core import Case, Finding, Severity, oracle
-from oracles._numbers import field_mentions, line_mentions, operators_in, value_mentions
+from oracles._context import Clause, call_text, has_token, identifier_tokens, part_reading, phrase_pattern, tokens_of
+from oracles._core import Case, Evidence, Finding, Severity, oracle
+from oracles._numbers import field_mentions, line_mentions, operators_in, relation_key, value_mentions
 
 
 @oracle("literal-verbatim", reference="004, 001", retention=True)
@@ -28,7 +28,8 @@ def literal_verbatim(case: Case) -> Iterator[Finding]:
             continue
         near = ctx.near_miss(literal)
         detail = (f"{literal} was paraphrased as {near}" if near else f"{literal} was dropped")
-        yield Finding.about("literal-verbatim", fact, detail, expected=literal, found=near)
+        yield Finding.about("literal-verbatim", fact, detail, expected=literal, found=near,
+                            evidence=Evidence.NEAR_MISS if near else Evidence.ABSENT)
 
 
 @oracle("negation-polarity", reference="004")
@@ -46,21 +47,72 @@ def negation_polarity(case: Case) -> Iterator[Finding]:
         sentences = ctx.units_with(rules.prohibition_unit, literal)
         if not sentences:
             continue  # literal-verbatim reports the missing literal
-        softened = None
-        for sentence in sentences:
-            clause = next((c for c in ctx.units_with(rules.softening_unit, literal) if c.text in sentence.text),
-                          sentence)
-            soft = ctx.cue_in(clause, rules.softening_cues)
-            if soft:
-                softened = softened or sentence.text
-                continue
-            if ctx.cue_near(sentence, literal, rules.prohibition_cues):
-                break
-        else:
-            detail = ("the prohibition on {lit} was softened into a preference" if softened
-                      else "{lit} is mentioned without its prohibition").format(lit=literal)
-            yield Finding.about("negation-polarity", fact, detail, expected=f"never {literal}",
-                                found=softened or sentences[0].text)
+        finding = _polarity_finding(ctx, fact, literal, sentences)
+        if finding is not None:
+            yield finding
+
+
+def _polarity_finding(ctx, fact, literal: str, sentences) -> Finding | None:
+    """Kept when one sentence forbids the literal and softens nothing; violated when a softening is all
+    that governs it, or nothing of force stands on its line; unclear when the reading saw both, or words
+    of force it could not attach."""
+    rules = ctx.rules
+    expected = f"never {literal}"
+    softened = conflicting = None
+    for sentence in sentences:
+        clause = next((c for c in ctx.units_with(rules.softening_unit, literal) if c.text in sentence.text), sentence)
+        soft = ctx.cue_in(clause, rules.softening_cues)
+        forbids = _forbids(ctx, sentence, literal)
+        if soft and forbids and not ctx.modifies(clause, rules.softening_cues, rules.prohibition_cues):
+            conflicting = conflicting or (sentence, soft, forbids)
+        elif soft:
+            softened = softened or (sentence, soft)
+        elif forbids:
+            return None
+    if softened is None and conflicting is None:
+        label = next((cue for line in ctx.lines_with(literal)
+                      if (cue := ctx.label_cue(line, literal, rules.prohibition_cues))), None)
+        if label is not None:
+            return None
+        listed = next(((line, cue) for line in ctx.lines_with(literal)
+                       if (cue := ctx.label_cue(line, literal, rules.permission_labels, skip_negated=True))), None)
+        if listed is not None:
+            return Finding.about("negation-polarity", fact, f"{literal} is listed as allowed ({listed[1]!r})",
+                                 expected=expected, found=listed[0].text, evidence=Evidence.CONTRARY)
+    if softened is not None:
+        sentence, soft = softened
+        return Finding.about("negation-polarity", fact, f"the prohibition on {literal} was softened into a preference "
+                             f"({soft!r})", expected=expected, found=sentence.text, evidence=Evidence.WEAKENED)
+    if conflicting is not None:
+        sentence, soft, forbids = conflicting
+        return Finding.unclear("negation-polarity", fact, f"{literal} is both forbidden ({forbids!r}) and softened "
+                               f"({soft!r}) in one sentence; the reading cannot tell which governs it",
+                               why=Evidence.CONFLICTING, expected=expected, found=sentence.text)
+    allowed = ctx.governing_cue(rules.prohibition_unit, literal, rules.weakening_cues + rules.permission_cues,
+                                skip_negated=True, scope=False)
+    if allowed is not None:
+        sentence, cue = allowed
+        return Finding.about("negation-polarity", fact, f"{literal} is stated as allowed or optional ({cue!r}), not "
+                             "forbidden", expected=expected, found=sentence.text, evidence=Evidence.CONTRARY)
+    force = ctx.force_words(literal, rules.prohibition_cues + rules.negators + rules.force_words)
+    if force is not None:
+        line, word = force
+        return Finding.unclear("negation-polarity", fact, f"{literal} stands with {word!r}, which the reading could not "
+                               "attach to it as a prohibition", why=Evidence.UNATTACHED, expected=expected,
+                               found=line.text)
+    return Finding.about("negation-polarity", fact, f"{literal} is mentioned without its prohibition",
+                         expected=expected, found=sentences[0].text, evidence=Evidence.BARE_MENTION)
+
+
+def _forbids(ctx, sentence, literal: str) -> str | None:
+    """The prohibition cue that governs ``literal`` in ``sentence``: within the window, or earlier in the
+    sentence with no clause boundary between (a negation reaches the end of its clause)."""
+    rules = ctx.rules
+    cue = ctx.cue_near(sentence, literal, rules.prohibition_cues)
+    if cue is not None:
+        return cue
+    prohibitive = tuple(n for n in rules.negators if n not in rules.factual_negators)
+    return ctx.cue_near(sentence, literal, rules.prohibition_cues + prohibitive, before_only=True)
 
 
 @oracle("threshold-exact", reference="004, 002", retention=True)
@@ -78,7 +130,7 @@ def threshold_exact(case: Case) -> Iterator[Finding]:
         entry = ctx.ledger_entry(fact)
         if entry is not None:
             yield Finding.about("threshold-exact", fact, f"the ledger states {field} with operator {entry.detail('operator')}",
-                                expected=f"{field} {op} {value}", found=entry.render())
+                                expected=f"{field} {op} {value}", found=entry.render(), evidence=Evidence.CHANGED)
             continue
         yield from _judge_threshold(case, fact, field, value, op, recorded)
 
@@ -91,44 +143,81 @@ def _judge_threshold(case: Case, fact, field: str, value: str, op: str, recorded
     if not mentions and all(ctx.cue_in(m.clause, rules.staleness_cues) for m in field_mentions(ctx, field)):
         mentions = line_mentions(ctx, field, value)  # the field's own numbers are all history: read on
     if not mentions:
-        others = field_mentions(ctx, field)
-        if others:
-            yield Finding.about("threshold-exact", fact, f"{field} now reads {others[0].number}, the source says {value}",
-                                expected=expected, found=others[0].clause.text)
-            return
-        loose = next((c.text for c in ctx.clauses_with(field) if ctx.cue_in(c, rules.approximation_cues)), None)
-        if loose is None and not ctx.mentions(field):
-            yield Finding.about("threshold-exact", fact, f"threshold {expected} was dropped", expected=expected,
-                                found=ctx.near_miss(field))
-            return
-        clauses = ctx.clauses_with(field)
-        yield Finding.about("threshold-exact", fact, f"threshold {expected} lost its number",
-                            expected=expected, found=loose or (clauses[0].text if clauses else None))
+        yield _without_its_number(ctx, fact, field, value, expected)
         return
     worst = None
     for mention in mentions:
-        approx = ctx.cue_in(Clause.of(mention.before_number), rules.approximation_cues)
-        stated = operators_in(mention.between, ctx)
+        approx = _approximation(ctx, mention.before_number)
+        stated = _stated_operators(ctx, mention)
         if approx:
             worst = worst or Finding.about("threshold-exact", fact, f"{field} is stated approximately ({approx!r})",
-                                           expected=expected, found=mention.clause.text)
+                                           expected=expected, found=mention.clause.text, evidence=Evidence.WEAKENED)
         elif op in stated:
             yield from _restated_differently(ctx, fact, mentions, expected, recorded)
             return
         elif stated:
             worst = Finding.about("threshold-exact", fact, f"{field} operator changed from {op} to {'/'.join(sorted(stated))}",
-                                  expected=expected, found=mention.clause.text)
+                                  expected=expected, found=mention.clause.text, evidence=Evidence.CHANGED)
         elif op == "==":
             yield from _restated_differently(ctx, fact, mentions, expected, recorded)
             return
         elif worst is None or worst.severity is Severity.DEGRADE:
             worst = Finding.about("threshold-exact", fact, f"{field} keeps {value} but not its operator {op}",
-                                  expected=expected, found=mention.clause.text, severity=Severity.DEGRADE)
+                                  expected=expected, found=mention.clause.text, severity=Severity.DEGRADE,
+                                  evidence=Evidence.WEAKENED)
     if worst is not None and worst.severity is Severity.DEGRADE:
         restated = list(_restated_differently(ctx, fact, mentions, expected, recorded))
         worst = restated[0] if restated else worst
     if worst is not None:
         yield worst
+
+
+def _without_its_number(ctx, fact, field: str, value: str, expected: str) -> Finding:
+    """The limit's number is nowhere the reading links to its field: another number stated for it (a
+    violation), only numbers told as the past (dropped, the decoy named), the field alone (its number
+    lost), the number farther along the field's line (unclear), or nothing at all (dropped)."""
+    rules = ctx.rules
+    others = field_mentions(ctx, field)
+    current = [m for m in others if not ctx.cue_in(m.clause, rules.staleness_cues + rules.history_cues)]
+    if current:
+        return Finding.about("threshold-exact", fact, f"{field} now reads {current[0].number}, the source says {value}",
+                             expected=expected, found=current[0].clause.text, evidence=Evidence.CHANGED)
+    if others:
+        return Finding.about("threshold-exact", fact, f"threshold {expected} was dropped; the only number stated for "
+                             f"{field} ({others[0].number}) is in a sentence about the past", expected=expected,
+                             found=others[0].clause.text, evidence=Evidence.ABSENT)
+    loose = next((c.text for c in ctx.clauses_with(field) if ctx.cue_in(c, rules.approximation_cues)), None)
+    if loose is None and not ctx.mentions(field):
+        near = ctx.near_miss(field)
+        return Finding.about("threshold-exact", fact, f"threshold {expected} was dropped", expected=expected,
+                             found=near, evidence=Evidence.NEAR_MISS if near else Evidence.ABSENT)
+    if loose is None:
+        farther = next(iter(line_mentions(ctx, field, value)), None)
+        if farther is not None:
+            return Finding.unclear("threshold-exact", fact, f"{value} stands on the line of {field}, farther than the "
+                                   "reading links a number to its field", why=Evidence.ELSEWHERE, expected=expected,
+                                   found=farther.clause.text)
+    clauses = ctx.clauses_with(field)
+    return Finding.about("threshold-exact", fact, f"threshold {expected} lost its number", expected=expected,
+                         found=loose or (clauses[0].text if clauses else None),
+                         evidence=Evidence.WEAKENED if loose else Evidence.ABSENT)
+
+
+def _approximation(ctx, before_number: str) -> str | None:
+    """A hedge before the number ("about 5", "roughly"), not counting the words of an operator phrase:
+    "limited to 5" is exact, though "limited retries" is loose."""
+    text = phrase_pattern(tuple(p for _, ps in ctx.rules.operator_phrases for p in ps)).sub(" ", before_number.lower())
+    return ctx.cue_in(Clause.of(text), ctx.rules.approximation_cues)
+
+
+def _stated_operators(ctx, mention) -> set[str]:
+    """The operators stated between the field and its number; a strict one is read under a negation that
+    stands before the field ("do not let max_retries go above 3" is ``<= 3``)."""
+    stated = operators_in(mention.between, ctx)
+    if mention.at < 0 or not stated & {"<", ">"} or not ctx.negated(mention.clause.lower, mention.at):
+        return stated
+    inner = operators_in(mention.between, ctx, negated=True)
+    return inner
 
 
 def _restated_differently(ctx, fact, mentions, expected: str, recorded: frozenset[int]) -> Iterator[Finding]:
@@ -142,7 +231,7 @@ def _restated_differently(ctx, fact, mentions, expected: str, recorded: frozense
         if ctx.cue_in(other.clause, ctx.rules.staleness_cues):
             continue
         yield Finding.about("threshold-exact", fact, f"{field} is stated again later as {other.number}; the limit is {value}",
-                            expected=expected, found=other.clause.text)
+                            expected=expected, found=other.clause.text, evidence=Evidence.CHANGED)
         return
 
 
@@ -172,18 +261,48 @@ def supersession(case: Case) -> Iterator[Finding]:
                      if new not in c.text and not ctx.cue_in(c, rules.staleness_cues)]
             shown_new, shown_old = new, old
         carried = bool(ctx.ledger_entry(fact)) or bool(current) or (not field and ctx.mentions(new))
+        hedged = _only_hedged(ctx, current, new) if stale and not ctx.ledger_entry(fact) else None
+        if hedged is not None:
+            yield Finding.about("supersession", fact, f"the value changed to {shown_new}, but the context states the "
+                                f"stale {shown_old} and the new one only as a possibility ({hedged!r})",
+                                expected=shown_new, found=stale[0].text, evidence=Evidence.STALE)
+            continue
         # Reading order matters: a stale statement followed by the change is history, not current. A call
         # the source made, kept as it was, is a record of what was called (the runtime re-attaches one
         # still in flight after the summary), never a statement of what is current.
         latest = max((ctx.position(c) for c in current), default=(-1, -1))
         stale = [c for c in stale if ctx.position(c) > latest and c.order[0] not in recorded]
         if not carried:
-            detail = (f"the value changed to {shown_new} but the context keeps the stale {shown_old}" if stale
-                      else f"the change to {shown_new} was dropped")
-            yield Finding.about("supersession", fact, detail, expected=shown_new, found=stale[0].text if stale else None)
+            if stale:
+                yield Finding.about("supersession", fact, f"the value changed to {shown_new} but the context keeps the "
+                                    f"stale {shown_old}", expected=shown_new, found=stale[0].text, evidence=Evidence.STALE)
+            elif field and (elsewhere := _new_value_elsewhere(ctx, field, new)) is not None:
+                yield Finding.unclear("supersession", fact, f"{new} is in the context, but not where the reading links a "
+                                      f"value to {field}", why=Evidence.ELSEWHERE, expected=shown_new, found=elsewhere)
+            else:
+                yield Finding.about("supersession", fact, f"the change to {shown_new} was dropped", expected=shown_new,
+                                    found=None, evidence=Evidence.ABSENT)
         elif stale:
             yield Finding.about("supersession", fact, f"the stale {shown_old} is still stated after the change to {shown_new}",
-                                expected=shown_new, found=stale[0].text)
+                                expected=shown_new, found=stale[0].text, evidence=Evidence.STALE)
+
+
+def _only_hedged(ctx, current, new: str) -> str | None:
+    """The hedge when every statement of the new value is one ("v15 mentioned as a possible upgrade later"):
+    then the value stated firmly is the stale one."""
+    hedges = [ctx.cue_near(c, new, ctx.rules.weakening_cues, skip_negated=True, confined=True) for c in current]
+    return hedges[0] if hedges and all(hedges) else None
+
+
+def _new_value_elsewhere(ctx, field: str, new: str) -> str | None:
+    """A line after the field's first mention, in the same message, holding the new value as a token: a
+    change told across lines ("- max_retries: changed" / "- now: 2") that the reading cannot link."""
+    lines = ctx.lines_with(field)
+    if not lines:
+        return None
+    first = lines[0].order
+    return next((line.text for line in ctx.lines_with(new) if line.order[0] == first[0] and line.order >= first),
+                None)
 
 
 def _calls_made(case: Case) -> frozenset[int]:
@@ -210,19 +329,39 @@ def negative_fact_disposition(case: Case) -> Iterator[Finding]:
         disposition = fact.detail("disposition") or "rejected"
         if ctx.ledger_entry(fact, disposition=disposition):
             continue
+        expected = f"{literal} {disposition}"
         if not ctx.mentions(literal):
+            near = ctx.near_miss(literal)
             yield Finding.about("negative-fact-disposition", fact, f"the {disposition} approach {literal} was dropped",
-                                expected=f"{literal} {disposition}", found=ctx.near_miss(literal))
+                                expected=expected, found=near, evidence=Evidence.NEAR_MISS if near else Evidence.ABSENT)
             continue
         sentences = ctx.sentences_with(literal)
         # The disposition often follows in the next sentence ("Dropping X. Rejected."): read the whole line.
         rules = ctx.rules
-        if any(ctx.cue_near(s, literal, rules.disposition_cues, window=rules.disposition_window)
-               for s in ctx.units_with(rules.disposition_unit, literal)):
+        if ctx.governing_cue(rules.disposition_unit, literal, rules.disposition_cues, window=rules.disposition_window,
+                             scope=False) or ctx.governing_cue(rules.prohibition_unit, literal, rules.prohibition_cues):
+            continue  # "X is rejected", or "X must not be reintroduced"
+        weakened = ctx.governing_cue(rules.disposition_unit, literal, rules.softening_cues + rules.weakening_cues,
+                                     scope=False)
+        if weakened is not None:
+            unit, cue = weakened
+            yield Finding.about("negative-fact-disposition", fact, f"{literal} is only discouraged ({cue!r}), no longer "
+                                f"{disposition}; it may be re-proposed", expected=expected, found=unit.text,
+                                evidence=Evidence.WEAKENED)
+            continue
+        force = ctx.force_words(literal, rules.force_words) or next(
+            ((u, cue) for u in ctx.units_with(rules.disposition_unit, literal)
+             if (cue := ctx.cue_near(u, literal, rules.negators, window=1, before_only=True))), None)
+        if force is not None:
+            unit, word = force
+            yield Finding.unclear("negative-fact-disposition", fact, f"{literal} stands with {word!r}, which the reading "
+                                  f"could not read as its disposition ({disposition})", why=Evidence.UNATTACHED,
+                                  expected=expected, found=unit.text)
             continue
         yield Finding.about("negative-fact-disposition", fact,
                             f"{literal} is mentioned but no longer marked {disposition}; it may be re-proposed",
-                            expected=f"{literal} {disposition}", found=sentences[0].text if sentences else None)
+                            expected=expected, found=sentences[0].text if sentences else None,
+                            evidence=Evidence.BARE_MENTION)
 
 
 class _SourceText:
@@ -321,7 +460,8 @@ def no_invented_obligation(case: Case) -> Iterator[Finding]:
     # from the window invents nothing, whatever its identifiers.
     window = {turn.text for turn in case.window} | {call_text(c) for turn in case.window for c in turn.tool_calls}
     candidates = {t for raw in ctx.parts if raw not in window for t in _maybe_identifiers(part_reading(raw))}
-    unknown_anywhere = {t for t in candidates - source.known(candidates) if not _joined_from(t, source.text)}
+    unknown_anywhere = {t for t in candidates - source.known(candidates)
+                        if not _joined_from(t, source.text) and not _notation(t) and not relation_key(t, rules)}
     suspected = {lit for lit in required - forbidden if ctx.mentions(lit)}
     reported: set[str] = set()
     for clause in ctx.clauses_holding(unknown_anywhere | suspected):
@@ -334,10 +474,12 @@ def no_invented_obligation(case: Case) -> Iterator[Finding]:
         if not (has_prohibition or ctx.cue_in(clause, rules.pending_cues) or operators_in(clause.text, ctx)):
             continue
         for token in unknown:
+            if not _obligation_outside(ctx, clause, token):
+                continue  # "open_items: 0": the only cue is the token's own word
             reported.add(token)
             yield Finding("no-invented-obligation", Severity.VIOLATE,
                           f"the context states an obligation on {token}, which the source never mentions",
-                          expected="only obligations from the source", found=clause.text)
+                          expected="only obligations from the source", found=clause.text, evidence=Evidence.INVENTED)
         if not (has_prohibition and suspects):
             continue
         for target in _prohibition_targets(ctx, clause):
@@ -345,7 +487,29 @@ def no_invented_obligation(case: Case) -> Iterator[Finding]:
                 reported.add(target)
                 yield Finding("no-invented-obligation", Severity.VIOLATE,
                               f"the context forbids {target}, which the source requires",
-                              expected=f"use {target}", found=clause.text)
+                              expected=f"use {target}", found=clause.text, evidence=Evidence.CONTRARY)
+
+
+# Notation, not names: a tally or multiplier ("x3", "2x", "#4"), a number with a unit, a date or a time
+# ("30s", "2024-05-01", "10:30"), slash-joined short words ("w/o", "n/a", "and/or", "use/touch"), anything
+# under 4 characters.
+_NOTATION = re.compile(r"[x\u00d7#]\d+|\d+[x\u00d7]|\d+(?:[./:\-]\d+)*[A-Za-z%]{0,3}|[A-Za-z]{1,4}(?:/[A-Za-z]{1,4})+\.?"
+                       r"|[A-Za-z]{1,8}/[A-Za-z]{1,8}", re.IGNORECASE)
+
+
+def _notation(token: str) -> bool:
+    """A token that is shorthand rather than an identifier a summary could invent an obligation on."""
+    return len(token) < 4 or _NOTATION.fullmatch(token) is not None
+
+
+def _obligation_outside(ctx, clause, token: str) -> bool:
+    """A cue of obligation, not negated, stands in ``clause`` outside ``token`` itself (a key such as
+    "open_items" reads "open items", and its own word binds nothing; "nothing outstanding" binds nothing)."""
+    text = clause.text.replace(token, " " * len(token))
+    lower = Clause.of(text, ctx.lowered).lower
+    rules = ctx.rules
+    cues = phrase_pattern(rules.prohibition_cues + rules.pending_cues)
+    return any(not ctx.negated(lower, m.start()) for m in cues.finditer(lower)) or bool(operators_in(text, ctx))
 
 
 def _joined_from(token: str, source: str) -> bool:

@@ -13,6 +13,7 @@ split them into sentences and clauses as before.
 from __future__ import annotations
 
 import functools
+import html
 import json
 import re
 from typing import Any
@@ -35,8 +36,16 @@ _MARKUP = re.compile(r"\*\*|__(?!\w*__\w)|``*|\*(?<![\w*]\*)(?=\S)|\*(?<=\S\*)(?
 _STRUCK = re.compile(r"~~(.+?)~~")
 
 
+# A task-list box: "- [x] item" is done, "- [ ] item" still to do; the reading says so in words.
+_CHECKED = re.compile(r"^(\s*(?:[-*+\u2022]|\d{1,3}[.)])\s+)\[[xX\u2713\u2714]\]\s+", re.MULTILINE)
+_UNCHECKED = re.compile(r"^(\s*(?:[-*+\u2022]|\d{1,3}[.)])\s+)\[ \]\s+", re.MULTILINE)
+
+
 def strip_markup(line: str) -> str:
-    """A line without emphasis and code-span markers; struck-through text says so in words."""
+    """A line without emphasis and code-span markers; struck-through text says so in words, and so does a
+    task-list box ("done: ...", "to do: ...")."""
+    if "[" in line:
+        line = _UNCHECKED.sub(r"\1to do: ", _CHECKED.sub(r"\1done: ", line))
     return _MARKUP.sub("", _STRUCK.sub(r"\1 (struck through)", line))
 
 
@@ -56,6 +65,10 @@ def _read(text: str) -> list[str]:
     parsed = _as_json(text)
     if parsed is not None:
         return _flatten(parsed, [])
+    if "<?" in text or "<!" in text:
+        text = _DECLARATIONS.sub("", text)
+    if "</" in text and _CLOSING_TAG.search(text) or "/>" in text and _TAG.search(text):
+        return _xml_lines(text)
     lines = text.split("\n")
     if "```" not in text and "~~~" not in text:
         return _scoped(lines)  # no fence anywhere: one block
@@ -73,6 +86,71 @@ def _read(text: str) -> list[str]:
         while i < len(lines) and not _FENCE.match(lines[i]):
             i += 1
         out.extend(_scoped(lines[start:i]))
+    return out
+
+
+_CLOSING_TAG = re.compile(r"</[A-Za-z_][\w.:-]*\s*>")
+_TAG = re.compile(r"<(/?)([A-Za-z_][\w.:-]*)((?:\s+[\w.:-]+\s*=\s*(?:\"[^\"]*\"|'[^']*'|[^\s>]+))*)\s*(/?)>")
+_ATTRIBUTE = re.compile(r"([\w.:-]+)\s*=\s*(?:\"([^\"]*)\"|'([^']*)'|([^\s>]+))")
+
+
+# What an XML document declares about itself (<?xml version="1.0"?>, <!DOCTYPE ...>, <!-- comments -->) says
+# nothing about the task.
+_DECLARATIONS = re.compile(r"<\?.*?\?>|<!--.*?-->|<!DOCTYPE[^>]*>", re.DOTALL | re.IGNORECASE)
+
+
+def _tag_label(name: str, attributes: str) -> str:
+    """An element as a label: its name, then its attributes as words ("rule (type forbid)")."""
+    words = name.replace("_", " ") if "_" in name and not any(ch.isdigit() for ch in name) else ""
+    pairs = [f"{m.group(1)} {next(g for g in m.groups()[1:] if g is not None)}" for m in _ATTRIBUTE.finditer(attributes)]
+    inside = ", ".join(p for p in [words, *pairs] if p)
+    return f"{name} ({inside})" if inside else name
+
+
+def _xml_lines(text: str) -> list[str]:
+    """XML-tagged state as lines that carry the elements around them, as headings and keys do: a leaf
+    ``<target kind="bucket">s3://x/</target>`` under ``<forbidden>`` reads "forbidden: target (kind
+    bucket): s3://x/"; an element left open on its line governs the lines below until it closes, and
+    the untagged lines between are read as Markdown under it. Tolerant: a summary's "XML" is rarely
+    well formed, so no parser is asked to accept it."""
+    out: list[str] = []
+    stack: list[str] = []
+    chunk: list[str] = []
+
+    def flush() -> None:
+        if chunk:
+            prefix = "".join(f"{label}: " for label in stack)
+            out.extend(prefix + line for line in _scoped(chunk))
+            chunk.clear()
+
+    for line in text.split("\n"):
+        tags = list(_TAG.finditer(line))
+        if not tags:
+            chunk.append(line)
+            continue
+        flush()
+        opened: list[str] = []  # opened on this line and still open
+        at = 0
+        for m in tags:
+            before = strip_markup(line[at:m.start()]).strip()
+            if before:
+                out.append(html.unescape(": ".join([*stack, *opened, before])))
+            closing, name, attributes, empty = m.groups()
+            if closing:
+                if opened:
+                    opened.pop()
+                elif stack:
+                    stack.pop()
+            elif empty:
+                out.append(html.unescape(": ".join([*stack, *opened, _tag_label(name, attributes)])))
+            else:
+                opened.append(_tag_label(name, attributes))
+            at = m.end()
+        tail = strip_markup(line[at:]).strip()
+        if tail:
+            out.append(html.unescape(": ".join([*stack, *opened, tail])))
+        stack.extend(opened)
+    flush()
     return out
 
 
@@ -118,6 +196,8 @@ def _inline(value: Any) -> str:
 def _flatten(value: Any, path: list[str]) -> list[str]:
     """JSON as lines: ``a: b: leaf`` for nested keys; a list of objects gives one line per object."""
     prefix = ": ".join(path)
+    if isinstance(value, dict) and _names_its_subject(value):
+        return [_join(prefix, _inline(value))]  # {"field": "x", "must_be": 0}: one statement about x
     if isinstance(value, dict):
         out = []
         for key, item in value.items():
@@ -134,6 +214,17 @@ def _flatten(value: Any, path: list[str]) -> list[str]:
                 out.append(_join(prefix, _scalar(item)))
         return out or ([f"{prefix}: none"] if prefix else [])
     return [_join(prefix, _scalar(value))]
+
+
+# Keys that name what an object is about: an object holding one (with a plain value) and only plain
+# values is one statement about that subject, read on one line like an object in a list.
+_SUBJECT_KEYS = frozenset({"field", "name", "key", "setting", "parameter", "param", "id", "call_id", "tool", "path",
+                           "target", "code", "flag"})
+
+
+def _names_its_subject(value: dict) -> bool:
+    return (any(str(k).lower() in _SUBJECT_KEYS and not isinstance(v, dict | list) for k, v in value.items())
+            and all(not isinstance(v, dict | list) for v in value.values()))
 
 
 def _join(prefix: str, text: str) -> str:

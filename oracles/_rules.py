@@ -45,14 +45,15 @@ class ProseRules:
         "no reads", "frozen", "untouchable", "do not use", "not be used", "disallowed", "excluded", "nothing should",
         "not a single", "never to be", "nothing under", "nothing in", "nothing inside", "may not", "not be modified",
         "not be touched", "not be deleted", "not be changed", "out of bounds", "must stay untouched", "leave alone",
-        "leave it alone", "no changes to", "no edits to",
+        "leave it alone", "no changes to", "no edits to", "ban", "ruled out", "not to be used", "not to be touched",
+        "is not to be", "are not to be",
     )
     # A prohibition turned into a preference or a ranking: present anywhere in the clause, it wins.
     softening_cues: tuple[str, ...] = (
         "prefer", "rather", "if possible", "where possible", "ideally", "try to", "try not to",
         "avoid", "better not", "should probably", "preferably", "when feasible", "if you can", "mostly",
         "usually", "generally", "typically", "normally", "where practical", "as a rule", "most of the time",
-        "over ", "ranked", "ranking", "favour", "favor", "lean towards", "discouraged",
+        " over ", "ranked", "ranking", "favour", "favor", "lean towards", "discouraged",
     )
     # Phrases that contain a negation word but are not prohibitions.
     negation_traps: tuple[str, ...] = (
@@ -125,6 +126,13 @@ class ProseRules:
     negators: tuple[str, ...] = (
         "not", "never", "no", "without", "yet to", "nor", "cannot", "hasn't", "haven't", "hadn't", "isn't",
         "aren't", "wasn't", "weren't", "didn't", "doesn't", "don't", "won't", "can't", "couldn't", "shouldn't",
+        "nothing", "none",
+    )
+    # Negators that state a fact ("we haven't touched X"), not a rule: before a prohibited target they do
+    # not forbid it. The others ("not", "no", "never", "nothing", "don't") do, anywhere earlier in its clause.
+    factual_negators: tuple[str, ...] = (
+        "hasn't", "haven't", "hadn't", "isn't", "aren't", "wasn't", "weren't", "didn't", "doesn't", "without",
+        "yet to", "none",
     )
     # Between a snake_case name and a number, one of these makes the name the number's field: so in
     # "retry_limit 3, max_retries: 5" the 5 belongs to max_retries, not to retry_limit.
@@ -146,9 +154,11 @@ class ProseRules:
         "not relevant", "irrelevant", "obsolete", "consider", "if there's time", "if there is time", "if time allows",
         "time permitting", "maybe", "perhaps", "at some point", "eventually",
     )
-    # Cues that re-assert a requirement in its unit, so a waiver word there is about something else.
+    # Cues that re-assert a requirement in its unit, so a waiver word there is about something else, and a
+    # weakening word there that does not stand right before one of them conflicts with it (unclear).
     reassert_cues: tuple[str, ...] = (
         "must", "only", "exactly", "pinned", "required", "always", "reuse", "re-use", "reused", "reusing",
+        "had to", "has to", "have to", "needs to", "need to", "required to", "mandatory", "non-negotiable",
         "existing", "already exists", "already exist", "already have", "already at", "already in", "in place",
         "do not recreate", "don't recreate", "never", "no need to recreate", "no need to rewrite",
         "no need to regenerate", "no need to write", "no need to create", "no need for a new",
@@ -180,7 +190,7 @@ class ProseRules:
         "instead", "start over", "from scratch", "write a new", "write something", "a new ", "fresh",
         "to create", "create", "missing", "deleted", "stale", "removed", "rewrite", "regenerate", "todo",
         "to do", "to write", "write ", "not pinned", "unpinned", "no longer applies", "no longer",
-        "doesn't matter", "does not matter", "isn't critical", "not critical", "at first",
+        "doesn't matter", "does not matter", "isn't critical", "not critical", "at first", "cleaned up", "wiped",
     )
     # A revision note ("Update: the pin is no longer needed") that starts with one of these, shares a
     # content word with an obligation's sentence and follows it, waives or permits like a cue beside it.
@@ -236,7 +246,8 @@ class ProseRules:
     # A tool call stated as answered.
     call_done_cues: tuple[str, ...] = (
         "done", "completed", "complete", "finished", "succeeded", "returned", "came back", "answered",
-        "responded", "ok", "success", "struck through", "failed",
+        "responded", "ok", "success", "struck through", "failed", "timed out", "cancelled", "canceled", "aborted",
+        "errored",
     )
     # A structured status ("status: done", "state = resolved"): its value is read like a cue, and wins
     # over the words around it (a JSON item under "pending_actions" with status done is claimed done).
@@ -258,12 +269,59 @@ class ProseRules:
         "fixed", "resolved", "no longer", "gone", "cleared", "solved", "works now", "passes again",
         "worked around", "went away", "hiccup", "transient", "recovered", "not an issue", "struck through",
         "succeeded after", "a blip",
+        # dismissed as harmless: as lost as fixed for the agent that reads it
+        "only a warning", "just a warning", "safe to ignore", "can be ignored", "ignorable", "cosmetic", "harmless",
+        "benign", "nothing to act on", "sorted", "not a blocker", "no action needed", "noise",
     )
     resolution_negators: tuple[str, ...] = ("not ", "n't", "unresolved", "still")
     # Ledger entry statuses: an open call marked with one of these stays open; an open commitment
     # marked with one of these was claimed done.
     open_statuses: tuple[str, ...] = ("open", "unresolved", "pending", "in_flight", "in-flight", "running")
     done_statuses: tuple[str, ...] = ("done", "fulfilled", "complete", "completed", "closed")
+    # Words of force in general: with a check's own cues (and the negators), they tell an *unclear* reading
+    # from a bare mention. A literal whose line holds none of them has nothing that could make it binding
+    # (a violation); one whose line holds some the check could not attach is shown for review instead.
+    force_words: tuple[str, ...] = (
+        "must", "need", "needs", "needed", "required", "requires", "require", "requirement", "have to", "has to",
+        "had to", "should", "shall", "only", "always", "never", "not", "no", "nor", "rule", "rules", "constraint",
+        "constraints", "guardrail", "guardrails", "policy", "mandatory", "strict", "strictly", "hard", "keep",
+        "avoid", "stay", "stays", "allowed", "allow", "permitted", "limit", "limits", "blocked", "hold", "holds",
+        "do not", "don't", "banned", "forbidden", "deny", "denied", "off limits", "off-limits", "won't",
+    )
+    # A letters-only snake_case key opening with one of these says how a value binds, not what it is about:
+    # "must_be_strictly_below: 4096" is no field of its own, and no name a summary could invent.
+    relation_words: tuple[str, ...] = (
+        "must", "should", "shall", "required", "require", "requires", "needs", "need", "equal", "equals", "at", "no",
+        "not", "never", "less", "more", "fewer", "greater", "strictly", "exactly", "below", "above", "under", "over",
+        "expected", "be", "is", "has", "have", "allowed", "up",
+    )
+    # A sentence opening with one of these goes on about the thing the sentence before it named ("... (call
+    # call_9b8a). That request has not returned."): a call's open mark may stand there.
+    anaphors: tuple[str, ...] = (
+        "it", "its", "it's", "this", "that", "these", "those", "they", "their", "which", "the call", "the request",
+        "the result", "the results", "the reply", "the response", "the answer", "the output", "the job", "the run",
+        "the task", "the same", "said call", "the tool",
+    )
+    # A label (heading, key, column) holding one of these lists what may be used: a prohibited target
+    # under it is stated as allowed ("allowed_outputs: [..., X]").
+    permission_labels: tuple[str, ...] = (
+        "allowed", "permitted", "approved", "allowlist", "allowlisted", "whitelist", "whitelisted", "ok to use",
+        "safe to use", "can use",
+    )
+    # A label holding one of these lists what must not be used: a required literal
+    # under it is stated as forbidden ("avoid_regions: [X]").
+    avoidance_labels: tuple[str, ...] = (
+        "avoid", "avoided", "exclude", "excluded", "blocked", "blocklist", "denylist", "blacklist", "do not use",
+        "don't use", "never use", "must not use", "not allowed", "forbidden", "prohibited", "banned", "off limits",
+        "off-limits", "deny", "denied",
+    )
+    # A clause opening with one of these and closed by a comma says when, not how strongly: a modal inside it
+    # ("before the agent could write the config, the field had to be 1") does not govern the main clause.
+    subordinators: tuple[str, ...] = ("before", "after", "until", "once", "when", "while", "by the time", "so that",
+                                      "in order to", "whenever")
+    # Words that put an action ahead without being a pending cue on their own ("run X again after the
+    # review"): beside a commitment's object they make a missing pending action unclear, not a violation.
+    action_words: tuple[str, ...] = ("again", "redo", "re-do", "repeat", "plan", "planned", "next")
     # How far (in words) a cue or a number may sit from the literal it qualifies.
     cue_window: int = 8
     completion_window: int = 5
@@ -295,7 +353,8 @@ class ProseRules:
     def __post_init__(self) -> None:
         for f in fields(self):
             value = getattr(self, f.name)
-            if f.name.endswith(("_cues", "_traps", "_negators", "_statuses", "_links")) or f.name in ("negators", "negation_stops"):
+            if f.name.endswith(("_cues", "_traps", "_negators", "_statuses", "_links", "_words")) or f.name in (
+                    "negators", "negation_stops"):
                 if not isinstance(value, tuple) or not all(isinstance(v, str) and v for v in value):
                     raise InvalidArgument(f"ProseRules({f.name}={value!r}): expected a tuple of non-empty strings")
             if f.name == "operator_phrases" and not (isinstance(value, tuple) and all(

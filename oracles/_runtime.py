@@ -11,7 +11,7 @@ from collections.abc import Iterator, Sequence
 
 from harness._base._messages import to_messages
 from harness._base._model import Turn
-from oracles._core import Case, Finding, SessionCase, Severity, oracle
+from oracles._core import Case, Evidence, Finding, SessionCase, Severity, oracle
 
 
 def _first_difference(a: Sequence[Turn], b: Sequence[Turn]) -> str:
@@ -39,7 +39,7 @@ def journal_reversible(case: Case) -> Iterator[Finding]:
     window = list(given)
 
     def broken(detail: str, expected: str | None = None, found: str | None = None) -> Finding:
-        return Finding("journal-reversible", Severity.VIOLATE, detail, expected=expected, found=found)
+        return Finding("journal-reversible", Severity.VIOLATE, detail, expected=expected, found=found, evidence=Evidence.SHAPE)
 
     for i, entry in enumerate(journal):
         if entry.removed is None:
@@ -76,14 +76,14 @@ def marker_depth(case: SessionCase) -> Iterator[Finding]:
             yield Finding("marker-depth", Severity.VIOLATE,
                           f"compaction {r + 1} wrote a tier-{tier} digest but its marker is at tier {marker.tier}: "
                           "a resume from it would see the wrong level of the task", expected=f"tier {tier}",
-                          found=f"tier {marker.tier} (node {marker.node})", round=r)
+                          found=f"tier {marker.tier} (node {marker.node})", round=r, evidence=Evidence.SHAPE)
             return
         at, first = written.setdefault(marker.node, (tier, r))
         if at < tier:
             yield Finding("marker-depth", Severity.VIOLATE,
                           f"compaction {r + 1} (tier {tier}) points its marker at node {marker.node}, written by "
                           f"compaction {first + 1} at tier {at}: the re-compaction to tier {tier} invalidated it",
-                          expected=f"a node written at tier {tier}", found=marker.node, round=r)
+                          expected=f"a node written at tier {tier}", found=marker.node, round=r, evidence=Evidence.SHAPE)
             return
 
 
@@ -97,7 +97,7 @@ def consumer_requirements(case: SessionCase) -> Iterator[Finding]:
             yield Finding("consumer-requirements", Severity.VIOLATE,
                           f"compaction {r + 1} claims it verified {', '.join(refuted)}, which the oracles found "
                           "violated in that same result", expected="claims only what holds",
-                          found=", ".join(result.verified or ()), round=r)
+                          found=", ".join(result.verified or ()), round=r, evidence=Evidence.SHAPE)
             return
         for consumer in case.transcript.consumers:
             missing = [c for c in consumer.requires if c not in ok]
@@ -108,5 +108,5 @@ def consumer_requirements(case: SessionCase) -> Iterator[Finding]:
             yield Finding("consumer-requirements", Severity.VIOLATE,
                           f"compaction {r + 1}'s result would reach consumer {consumer.name!r}, which requires "
                           f"{', '.join(consumer.requires)}: {why}", expected=", ".join(consumer.requires),
-                          found=", ".join(sorted(ok & set(consumer.requires))) or None, round=r)
+                          found=", ".join(sorted(ok & set(consumer.requires))) or None, round=r, evidence=Evidence.SHAPE)
             return

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterator
 
 from harness._base._kinds import kind_def
@@ -11,7 +12,7 @@ from harness._base._protocol import result_to_dict
 from harness._base._tokens import message_tokens
 from harness._base._wholetoken import has_token
 from oracles._context import Context, call_text
-from oracles._core import Finding, SessionCase, Severity, oracle
+from oracles._core import Evidence, Finding, SessionCase, Severity, oracle
 
 MIN_ROUNDS = 4
 GROWTH_FACTOR = 2.0
@@ -19,6 +20,12 @@ GROWTH_FACTOR = 2.0
 MIN_SHARE = 0.1
 # A run of growth measured from a summary this small (a forced compaction of a turn or two) proves nothing.
 MIN_START_SHARE = 0.05
+# Growth is settled once the summary takes this share of the budget without having stopped: with compaction
+# at 80%, a summary past it leaves new work less than a quarter of the room. Below it, a summary that
+# stops growing filled a room of its own (a compactor capped at a fixed share), and is no finding.
+CEILING_SHARE = 0.6
+PLATEAU = 2  # rounds without growing...
+PLATEAU_SLACK = 0.05  # ...by more than this share, after a run of growth: the summary stopped
 
 
 def growth_reason(sizes: list[int], live_counts: list[int], *, min_rounds: int = MIN_ROUNDS,
@@ -29,28 +36,47 @@ def growth_reason(sizes: list[int], live_counts: list[int], *, min_rounds: int =
 
 
 def growth_round(sizes: list[int], live_counts: list[int], *, min_rounds: int = MIN_ROUNDS,
-                 factor: float = GROWTH_FACTOR, floor: float = 0, start_floor: float = 0) -> tuple[int, str] | None:
-    """The first round by which the summary had grown without bound, and why; or None.
+                 factor: float = GROWTH_FACTOR, floor: float = 0, start_floor: float = 0,
+                 ceiling: float = math.inf) -> tuple[int, str, bool] | None:
+    """The round by which the summary had grown without bound, why, and whether that is settled; or None.
 
-    Violated when the summary grew in each of at least ``min_rounds``
-    consecutive compactions and ended ``factor`` times its size at the start of
-    that run, more than the growth of the live ledger explains, and is by then
-    at least ``floor`` tokens; the run must start from at least ``start_floor`` tokens.
+    A run of growth counts when the summary grew in each of at least ``min_rounds`` consecutive
+    compactions and ended ``factor`` times its size at the start of that run, more than the growth of
+    the live ledger explains, and is by then at least ``floor`` tokens; the run must start from at least
+    ``start_floor`` tokens. It is settled (a violation, at the round that shows it) once the summary
+    reaches ``ceiling`` tokens without having stopped growing first. A summary that then stops growing
+    (``PLATEAU`` rounds without growing by more than ``PLATEAU_SLACK``) below the ceiling filled a fixed
+    room and is no finding; one the session ends on while still growing below it is unsettled.
     """
-    run_start = 0
-    for r in range(1, len(sizes)):
+    run_start, r = 0, 1
+    while r < len(sizes):
         if sizes[r] <= sizes[r - 1]:
-            run_start = r
+            run_start, r = r, r + 1
             continue
         # Growth is measured from the first round of the run that is big enough to matter.
         base = next((i for i in range(run_start, r) if sizes[i] >= start_floor), None)
-        if base is not None and r - base >= min_rounds:
-            growth = sizes[r] / max(1, sizes[base])
-            ledger = max(1, live_counts[r]) / max(1, live_counts[base])
-            if growth >= factor * ledger and sizes[r] >= floor:
-                return r, (f"the summary grew in {r - base} consecutive compactions, {sizes[base]} -> "
-                           f"{sizes[r]} tokens ({growth:.1f}x) while live obligations went "
-                           f"{live_counts[base]} -> {live_counts[r]}")
+        if base is None or r - base < min_rounds:
+            r += 1
+            continue
+        growth = sizes[r] / max(1, sizes[base])
+        ledger = max(1, live_counts[r]) / max(1, live_counts[base])
+        if growth < factor * ledger or sizes[r] < floor:
+            r += 1
+            continue
+        reason = (f"the summary grew in {r - base} consecutive compactions, {sizes[base]} -> {sizes[r]} tokens "
+                  f"({growth:.1f}x) while live obligations went {live_counts[base]} -> {live_counts[r]}")
+        peak, flat = sizes[r], 0
+        for v in range(r, len(sizes)):
+            if sizes[v] >= ceiling:
+                more = "" if v == r else f", and on to {sizes[v]} tokens by compaction {v + 1} without stopping"
+                return v, reason + more, True
+            flat = flat + 1 if v > r and sizes[v] <= peak * (1 + PLATEAU_SLACK) else 0
+            peak = max(peak, sizes[v])
+            if flat >= PLATEAU:
+                break  # it filled a fixed room: bounded
+        else:
+            return r, reason + "; the session ended before it showed whether it stops", False
+        run_start, r = v, v + 1
     return None
 
 
@@ -62,13 +88,18 @@ def summary_growth(case: SessionCase) -> Iterator[Finding]:
     sizes = [sum(message_tokens(t, case.count_tokens) for t in result.messages if (t.role, t.text) not in verbatim)
              for _, result in case.rounds]
     live = [len(live_facts(case.transcript, boundary)) for boundary, _ in case.rounds]
-    found = growth_round(sizes, live, floor=MIN_SHARE * case.budget, start_floor=MIN_START_SHARE * case.budget)
+    found = growth_round(sizes, live, floor=MIN_SHARE * case.budget, start_floor=MIN_START_SHARE * case.budget,
+                         ceiling=CEILING_SHARE * case.budget)
     if found:
-        # The round the growth was complete by: the rounds after it cannot undo it (shrinking cuts them).
-        r, reason = found
-        yield Finding("summary-growth", Severity.VIOLATE, reason,
-                      expected=f"no {GROWTH_FACTOR:g}x growth over {MIN_ROUNDS} rounds", found=f"{sizes[:r + 1]}",
-                      round=r)
+        # The round the growth was settled by: the rounds after it cannot undo it (shrinking cuts them).
+        r, reason, settled = found
+        expected = f"no {GROWTH_FACTOR:g}x growth over {MIN_ROUNDS} rounds up to {CEILING_SHARE:.0%} of the budget"
+        if settled:
+            yield Finding("summary-growth", Severity.VIOLATE, reason, expected=expected, found=f"{sizes[:r + 1]}",
+                          round=r, evidence=Evidence.SHAPE)
+        else:
+            yield Finding("summary-growth", Severity.UNCLEAR, reason, expected=expected, found=f"{sizes}", round=r,
+                          evidence=Evidence.UNSETTLED)
 
 
 def _carries(ctx: Context, fact: Fact) -> bool:
@@ -101,7 +132,7 @@ def ledger_monotone(case: SessionCase) -> Iterator[Finding]:
             yield Finding("ledger-monotone", Severity.VIOLATE,
                           f"compaction {r} carried {fact.kind} {' '.join(fact.literals)}, compaction {r + 1} lost it, "
                           f"and the source never ended it{later}", fact.id, str(fact.kind),
-                          expected=" ".join(fact.literals), round=r)
+                          expected=" ".join(fact.literals), round=r, evidence=Evidence.ABSENT)
 
 
 def _operative(case: SessionCase, turn: int) -> int | None:
@@ -134,7 +165,7 @@ def effect_window(case: SessionCase) -> Iterator[Finding]:
                               f"{effect.action} ({effect.call_id}) at turn {effect.turn} ran while compaction {r + 1}'s "
                               f"context was operative, and that context had lost the {fact.kind} governing it: "
                               f"missing {', '.join(missing)}", fact.id, str(fact.kind),
-                              expected=" ".join(fact.literals), call_id=effect.call_id, round=r)
+                              expected=" ".join(fact.literals), call_id=effect.call_id, round=r, evidence=Evidence.ABSENT)
                 break
 
 
@@ -168,7 +199,7 @@ def handle_carried(case: SessionCase) -> Iterator[Finding]:
                           f"call {call_id} was in flight at compactions {during[0] + 1}..{during[-1] + 1} and "
                           f"{when}, but compaction {r + 1} {how}", fact.id, str(fact.kind),
                           expected=f"{call_id} as a tool call or ledger entry", found=call_id if prose else None,
-                          call_id=call_id, round=r)
+                          call_id=call_id, round=r, evidence=Evidence.SHAPE)
             break
 
 
@@ -203,5 +234,5 @@ def deterministic(case: SessionCase) -> Iterator[Finding]:
         yield Finding("deterministic", Severity.DEGRADE if case.may_vary else Severity.VIOLATE,
                       f"compaction {r + 1} asked again gave another result{note}; first difference, line {n + 1}: "
                       f"{at(a)!r} then {at(b)!r}", expected=_clipped("\n".join(a[n:])), found=_clipped("\n".join(b[n:])),
-                      round=r)
+                      round=r, evidence=Evidence.SHAPE)
         return

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from harness._base._model import FactKind, Role
 from harness._base._tokens import count_tokens
 from oracles._context import identifier_tokens, line_at, near_miss_among
-from oracles._core import Case, Finding, Severity, oracle
+from oracles._core import Case, Evidence, Finding, Severity, oracle
 
 
 @oracle("tool-pairing", reference="field reports")
@@ -24,12 +24,12 @@ def tool_pairing(case: Case) -> Iterator[Finding]:
             if call.id in answered_in_window and call.id not in results:
                 yield Finding("tool-pairing", Severity.VIOLATE,
                               f"the context keeps call {call.id} ({call.name}) but drops its result; chat APIs reject this",
-                              expected=f"result for {call.id}", found=None, call_id=call.id)
+                              expected=f"result for {call.id}", found=None, call_id=call.id, evidence=Evidence.SHAPE)
         if turn.role is Role.TOOL and turn.tool_call_id not in seen_calls and turn.tool_call_id in called_in_window:
             yield Finding("tool-pairing", Severity.VIOLATE,
                           f"the context keeps a result for {turn.tool_call_id} without the call before it; chat APIs reject this",
                           expected=f"call {turn.tool_call_id} before its result", found=turn.text[:80],
-                          call_id=turn.tool_call_id)
+                          call_id=turn.tool_call_id, evidence=Evidence.SHAPE)
 
 
 @oracle("budget-respected", reference="all")
@@ -42,7 +42,7 @@ def budget_respected(case: Case) -> Iterator[Finding]:
         if spent:
             detail += f"; {spent} of them are lines that carry no live obligation, such as {example!r}"
         yield Finding("budget-respected", Severity.VIOLATE, detail, expected=f"<= {case.budget} tokens",
-                      found=example or f"{used} tokens")
+                      found=example or f"{used} tokens", evidence=Evidence.SHAPE)
 
 
 def _spent_on_nothing_live(case: Case) -> tuple[int, str | None]:
@@ -87,7 +87,7 @@ def ledger_budget(case: Case) -> Iterator[Finding]:
     if used > cap:
         yield Finding("ledger-budget", Severity.DEGRADE,
                       f"the ledger takes {used} tokens, over {case.rules.ledger_budget_share:.0%} of the budget ({cap:.0f})",
-                      expected=f"<= {cap:.0f} tokens", found=f"{used} tokens")
+                      expected=f"<= {cap:.0f} tokens", found=f"{used} tokens", evidence=Evidence.SHAPE)
 
 
 def _carried(case: Case, fact) -> bool:
@@ -114,8 +114,8 @@ def self_report_honest(case: Case) -> Iterator[Finding]:
             if not _carried(case, fact):
                 yield Finding.about("self-report-honest", fact,
                                     f"the compactor reports {claim} as retained, but the context does not carry it",
-                                    expected=" | ".join(fact.literals), found="claimed retained")
+                                    expected=" | ".join(fact.literals), found="claimed retained", evidence=Evidence.ABSENT)
         elif claim not in known:
             yield Finding("self-report-honest", Severity.DEGRADE,
                           f"the compactor claims to retain {claim!r}, which names nothing in the source",
-                          expected="claims that name source facts", found=claim)
+                          expected="claims that name source facts", found=claim, evidence=Evidence.ABSENT)

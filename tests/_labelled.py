@@ -45,7 +45,9 @@ class Judged:
 
     @property
     def right(self) -> bool:
-        return self.predicted == self.row.expected
+        """A verdict that is not wrong: a violation on a broken row, none on a kept row (an unclear
+        reading is neither right nor wrong; it is counted apart)."""
+        return self.predicted == self.row.expected or self.predicted == "unclear"
 
 
 def load_rows(directory: Path = ROWS_DIR) -> list[Row]:
@@ -68,18 +70,34 @@ def judge(row: Row) -> Judged:
     result = CompactionResult((Turn(Role.SYSTEM, row.context),))
     verdict = audit(turns, result, facts).verdict
     findings = tuple(f"{f.invariant}: {f.detail}" for f in verdict.violations)
-    return Judged(row, "broken" if findings else "kept", findings)
+    if findings:
+        return Judged(row, "broken", findings)
+    unclear = tuple(f"{f.invariant} (unclear): {f.detail}" for f in verdict.unclear)
+    return Judged(row, "unclear" if unclear else "kept", unclear)
 
 
-def table(judged: list[Judged], key) -> list[tuple[str, int, int, int, int]]:
-    """(group, kept rows, false alarms, broken rows, caught) per group."""
+@dataclass(frozen=True)
+class Tally:
+    """One group's rows: kept rows and how many were flagged or unclear; broken rows, caught or unclear."""
+
+    group: str
+    kept: int = 0
+    false_alarms: int = 0
+    kept_unclear: int = 0
+    broken: int = 0
+    caught: int = 0
+    broken_unclear: int = 0
+
+
+def table(judged: list[Judged], key) -> list[Tally]:
+    """One ``Tally`` per group, in sorted order."""
     counts: dict[str, Counter] = {}
     for j in judged:
         c = counts.setdefault(key(j.row), Counter())
-        if j.row.expected == "kept":
-            c["kept"] += 1
-            c["false_alarms"] += j.predicted == "broken"
-        else:
-            c["broken"] += 1
-            c["caught"] += j.predicted == "broken"
-    return [(g, c["kept"], c["false_alarms"], c["broken"], c["caught"]) for g, c in sorted(counts.items())]
+        side = "kept" if j.row.expected == "kept" else "broken"
+        c[side] += 1
+        if j.predicted == "unclear":
+            c[f"{side}_unclear"] += 1
+        elif j.predicted == "broken":
+            c["false_alarms" if side == "kept" else "caught"] += 1
+    return [Tally(g, **c) for g, c in sorted(counts.items())]

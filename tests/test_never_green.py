@@ -766,12 +766,16 @@ def test_empty_cue_lists_match_nothing_instead_of_crashing():
     from harness import CompactionResult, Fact, FactKind, Polarity, Transcript
     from oracles import DEFAULT_RULES, Case, ProseRules, check
 
+    # Every word list the reading knows emptied (cues, labels, words of force, negators): nothing can be read
+    # as binding, so the mention is bare.
     empty = dataclasses.replace(DEFAULT_RULES, **{name: () for name in ProseRules.__dataclass_fields__
-                                                  if name.endswith("_cues")})
+                                                  if name.endswith(("_cues", "_labels", "_words"))
+                                                  or name in ("negators", "anaphors", "subordinators")})
     source = Transcript((Turn(Role.USER, "Never use s3://a-1/ at most 5 retries."),),
                         (Fact("P", FactKind.PROHIBITION, ("s3://a-1/",), 0, Polarity.FORBID),), (1,))
     verdict = check(Case(source, 1, 2000, CompactionResult((Turn(Role.SYSTEM, "Never use s3://a-1/."),)), rules=empty))
     assert [f.invariant for f in verdict.violations] == ["negation-polarity"]  # no cue known: no prohibition read
+    assert verdict.violations[0].evidence == "bare-mention"
 
 
 @pytest.mark.parametrize("value", ["1e10", "1e308"])
