@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from harness._base._compact import compact_once
-from harness._base._errors import CompactionViolation
+from harness._base._errors import CompactionViolation, InvalidArgument
 from harness._base._model import Transcript
 from harness._app._judging import judge_session
 from harness._app._loading import may_vary
@@ -24,6 +24,7 @@ def assert_compaction_holds(
     only: Iterable[str] | None = None,
     skip: Iterable[str] = (),
     rules: ProseRules = DEFAULT_RULES,
+    unclear: str = "review",
 ) -> None:
     """Stream ``transcript`` through ``summarize`` as a long session; raise on any violation.
 
@@ -35,8 +36,11 @@ def assert_compaction_holds(
     its ``InfraError`` is raised, chained to the original exception, unless
     violations came first: then ``CompactionViolation`` names both. Every request is asked a second
     time, in this process, for the ``deterministic`` oracle (skip it to save the calls); a summarizer
-    with ``compaction_may_vary = True`` is only noted.
+    with ``compaction_may_vary = True`` is only noted. A reading the oracles could not settle is
+    never a violation unless ``unclear="fail"``.
     """
+    if unclear not in ("review", "fail"):
+        raise InvalidArgument(f"unclear={unclear!r}: expected 'review' or 'fail'")
     def call(request):
         return compact_once(summarize, request, protocol=protocol)
 
@@ -46,6 +50,10 @@ def assert_compaction_holds(
     ev = judge_session(transcript, call, budget=budget, rules=rules, oracles=select(only=only, skip=skip),
                        ask_again=again, may_vary=may_vary(summarize))
     problems = ev.describe()
+    if unclear == "fail":
+        problems += [f"unclear: {finding.invariant} [{finding.fact_kind or 'structure'}] {finding.detail}"
+                     + (f"; context had {finding.found!r}" if finding.found else "")
+                     for finding, *_ in ev.unclear.values()]
     if problems:
         if ev.infra is not None:
             problems.append(f"and then the summarizer failed: {ev.infra}")

@@ -1,6 +1,7 @@
 """The ``compaction-harness`` command line: a thin layer over the library.
 
-Exit codes: 0 every example judged and nothing violated, 1 violations found,
+Exit codes: 0 every example judged and nothing violated (unclear readings are
+shown for review and do not count unless ``--unclear fail``), 1 violations found,
 2 usage or input error, 3 the summarizer itself failed (and nothing was
 violated), 4 incomplete: ``--max-time`` or an interrupt (SIGINT, SIGTERM) ended
 the run before every example was judged, and nothing was violated.
@@ -44,8 +45,8 @@ from harness._app._junit import compare_junit, replay_junit, run_junit
 from harness._app._survival_chart import DEFAULT_THRESHOLD
 from harness._app._report import audit_report, fuzz_report_dict, printable, render_fuzz_text, render_text, report_dict
 from harness._app._openai_adapter import API_KEY_ENV, OPENAI_BASE_URL
-from harness._app._runner import (DEFAULT_BUDGET, DEFAULT_RETRIES, DEFAULT_SHRINK_CALLS, DEFAULT_TRIALS, RunConfig,
-                                  RunResult, checked_counter, run, shrink_transcript)
+from harness._app._runner import (DEFAULT_BUDGET, DEFAULT_RETRIES, DEFAULT_SHRINK_CALLS, DEFAULT_TRIALS,
+                                  UNCLEAR_MODES, RunConfig, RunResult, checked_counter, run, shrink_transcript)
 from oracles import DEFAULT_RULES, registered, select
 
 __all__ = ["main", "DEFAULT_SUMMARIZER"]
@@ -178,6 +179,12 @@ def _add_report_options(p: argparse.ArgumentParser) -> None:
                         f"(default {DEFAULT_THRESHOLD * 100:.0f}%%)")
 
 
+def _add_unclear_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--unclear", choices=UNCLEAR_MODES, default="review",
+                   help="what a reading the oracles could not settle does: review (the default) lists it in its "
+                        "own section of every report and leaves the exit code alone; fail makes it fail the run")
+
+
 def _add_summarizer_options(p: argparse.ArgumentParser, *, required: bool, many: bool = False,
                             max_time_help: str = "stop after this long and report what was found (exit 4 if "
                                                  "examples were left unjudged)") -> None:
@@ -195,6 +202,7 @@ def _add_summarizer_options(p: argparse.ArgumentParser, *, required: bool, many:
                         "given a corpus entry, the budget the entry records)")
     p.add_argument("--only", type=_ids, default=None, metavar="ID,...", help="run only these oracles")
     p.add_argument("--skip", type=_ids, default=(), metavar="ID,...", help="skip these oracles")
+    _add_unclear_option(p)
     p.add_argument("--stop-on-error", action="store_true", help="stop at the first summarizer failure")
     p.add_argument("--token-counter", metavar="SPEC", default=None,
                    help="module:function counting tokens in a string (default: words plus punctuation marks)")
@@ -327,6 +335,7 @@ def _parser() -> argparse.ArgumentParser:
                        help="the context's token budget (default: none, and the budget oracles never fire)")
     audit.add_argument("--only", type=_ids, default=None, metavar="ID,...", help="run only these oracles")
     audit.add_argument("--skip", type=_ids, default=(), metavar="ID,...", help="skip these oracles")
+    _add_unclear_option(audit)
     audit.add_argument("--rules", metavar="SPEC", default=None, help="module:OBJECT naming your own oracles.ProseRules")
     audit.add_argument("--extend", action="append", default=[], metavar="MODULE",
                        help="import this module first, for its oracles and fact kinds (repeatable)")
@@ -353,7 +362,7 @@ def _config(args, **extra) -> RunConfig:
         common.update(budget=DEFAULT_BUDGET if args.budget is None else args.budget, only=args.only, skip=args.skip,
                       stop_on_error=args.stop_on_error,
                       token_counter=args.token_counter, max_time=args.max_time, shrink_calls=args.shrink_calls,
-                      max_calls=args.max_calls, max_tokens=args.max_tokens)
+                      max_calls=args.max_calls, max_tokens=args.max_tokens, unclear=args.unclear)
     return RunConfig(**common, **extra)
 
 
@@ -676,7 +685,8 @@ def _audit(args) -> int:
     if args.token_counter:
         options["counter"] = checked_counter(args.token_counter)
     result = audit_files(args.before, args.after, args.obligations, max_file_mb=args.max_file_mb, **options)
-    text, document = audit_report(result, before=args.before, after=args.after, obligations=args.obligations)
+    text, document = audit_report(result, before=args.before, after=args.after, obligations=args.obligations,
+                                  unclear=args.unclear)
     print(text)
     if args.report_json:
         try:

@@ -202,6 +202,12 @@ def check_report(data: Any, source: str) -> None:
         if context is not None:
             for m in context.children("messages"):
                 m.optional_str("content")
+    for u in r.children("unclear", default=[]):
+        u.str("invariant")
+        for key in ("fact_kind", "fact_id", "why", "detail", "obligation", "sentence"):
+            u.optional_str(key)
+        for key in ("example", "round", "boundary", "count"):
+            u.optional_int(key)
     calls = r.child("calls", optional=True)
     if calls is not None:
         for key in ("calls", "prompt_tokens", "completion_tokens"):
@@ -247,6 +253,7 @@ def _run_section(source: str, d: dict[str, Any], threshold: float, *, anchor: st
     if not violations:
         out.append('<p class="muted">No invariant was violated in what was judged.</p>')
     out.extend(_failure(v, i, anchor) for i, v in enumerate(violations))
+    out.append(_unclear(d))
     if d.get("corpus_replay") is not None:
         out.append(_corpus_replay(d["corpus_replay"]))
     out.append(_degradations(d))
@@ -486,6 +493,24 @@ def _corpus_replay(outcomes: list[dict]) -> str:
     table = (f'<div class="scroll"><table class="diff"><tr><th>entry</th><th>invariant</th><th>status</th>'
              f"<th>detail</th></tr>{rows}</table></div>") if rows else ""
     return f'<h2>Corpus replay</h2><p class="muted">{_e(summary)}.</p>{table}'
+
+
+def _unclear(d: dict[str, Any]) -> str:
+    """The readings the oracles could not settle, each with its obligation, sentence and why: for review."""
+    unclear = d.get("unclear") or []
+    head = f'<h2 id="unclear">Unclear readings ({len(unclear)})</h2>'
+    if not unclear:
+        return head + '<p class="muted">None: every reading was settled either way.</p>'
+    fails = d.get("unclear_mode") == "fail"
+    rows = "".join(f"<tr><td>{_e(u.get('invariant'))}</td><td>{_e(u.get('fact_kind') or 'structure')}</td>"
+                   f"<td>{_e(u.get('why'))}</td><td>{_e(u.get('obligation'))}</td><td>{_e(u.get('sentence'))}</td>"
+                   f"<td>{_e(u.get('detail'))}</td><td>{_e(u.get('count'))}</td></tr>" for u in unclear)
+    note = ("They fail this run (--unclear fail)." if fails else
+            "For a person to review: not violations, and not shrunk (--unclear fail makes them fail the run).")
+    return (head + f'<p class="muted">The oracles found words of force they could not attach to the obligation '
+            f'either way. {note}</p><div class="scroll"><table class="diff"><tr><th>oracle</th><th>kind</th>'
+            "<th>why</th><th>obligation</th><th>sentence</th><th>detail</th><th>times</th></tr>"
+            f"{rows}</table></div>")
 
 
 def _degradations(d: dict[str, Any]) -> str:

@@ -17,7 +17,7 @@ from harness._base._protocol import CompactionRequest, CompactionResult, result_
 from harness._base._tokens import TokenCounter, count_tokens
 from harness._app._session import SessionConfig, run_session
 from harness._app._survival import RoundTally, session_survival
-from oracles import DEFAULT_RULES, Case, Finding, Oracle, ProseRules, SessionCase, check, check_session, select
+from oracles import DEFAULT_RULES, Case, Finding, Oracle, ProseRules, SessionCase, Severity, check, check_session, select
 
 __all__ = ["StopJudging", "Violation", "Evaluation", "judge_session"]
 
@@ -43,6 +43,10 @@ class Evaluation:
 
     violations: dict[tuple[str, str | None], Violation] = field(default_factory=dict)
     degradations: list[str] = field(default_factory=list)
+    # Readings the oracles could not settle, the first per (invariant, fact kind, why), with how often each
+    # showed: for a person to review, never a violation (shrinking does not chase them).
+    unclear: dict[tuple[str, str | None, str | None], Violation] = field(default_factory=dict)
+    unclear_counts: dict[tuple[str, str | None, str | None], int] = field(default_factory=dict)
     infra: InfraError | None = None
     boundaries: tuple[int, ...] = ()
     stopped: bool = False  # StopJudging ended the session before its end
@@ -112,8 +116,14 @@ def judge_session(transcript: Transcript, summarize: Callable[[CompactionRequest
     def mark(index: int, finding: Finding) -> None:
         if finding.fact_id is not None:
             held = marks.setdefault(index, {})
-            held[finding.fact_id] = "lost" if finding.severity.value == "violate" else \
-                held.get(finding.fact_id, "bent")
+            held[finding.fact_id] = _worse(held.get(finding.fact_id), _MARKS[finding.severity])
+
+    def note_unclear(finding: Finding, rnd) -> None:
+        key = (finding.invariant, finding.fact_kind, finding.evidence and str(finding.evidence))
+        ev.unclear_counts[key] = ev.unclear_counts.get(key, 0) + 1
+        if key not in ev.unclear:
+            ev.unclear[key] = (finding, None, None, None) if rnd is None else (
+                finding, rnd.index, rnd.boundary, result_to_dict(rnd.result))
 
     def judge(rnd) -> bool:
         verdict = check(Case(transcript, rnd.boundary, rnd.request.budget, rnd.result, rules=rules,
@@ -124,8 +134,12 @@ def judge_session(transcript: Transcript, summarize: Callable[[CompactionRequest
             if finding.invariant not in reported:
                 continue
             mark(rnd.index, finding)
-            if finding.severity.value == "degrade":
+            if finding.severity is Severity.DEGRADE:
                 ev.degradations.append(finding.invariant)
+                continue
+            if finding.severity is Severity.UNCLEAR:
+                if not early:
+                    note_unclear(finding, rnd)
                 continue
             key = (finding.invariant, finding.fact_kind)
             if key not in ev.violations:
@@ -164,13 +178,16 @@ def judge_session(transcript: Transcript, summarize: Callable[[CompactionRequest
     for finding in check_session(session_case, chosen):
         if finding.round is not None and 0 <= finding.round < len(rounds):
             mark(finding.round, finding)
-        if finding.severity.value == "degrade":
+        if finding.severity is Severity.DEGRADE:
             ev.degradations.append(finding.invariant)
+            continue
+        rnd = rounds[finding.round] if finding.round is not None and 0 <= finding.round < len(rounds) else None
+        if finding.severity is Severity.UNCLEAR:
+            note_unclear(finding, rnd)
             continue
         key = (finding.invariant, finding.fact_kind)
         if key in ev.violations:
             continue
-        rnd = rounds[finding.round] if finding.round is not None and 0 <= finding.round < len(rounds) else None
         if rnd is None:
             ev.violations[key] = (finding, None, None, None)
         else:
@@ -178,6 +195,15 @@ def judge_session(transcript: Transcript, summarize: Callable[[CompactionRequest
             _remember_requests(ev, key, rounds, rnd.index, transcript, finding)
     ev.survival = session_survival(transcript, ev.boundaries, marks, frozenset(o.id for o in chosen if o.retention))
     return ev
+
+
+# What a finding makes of its obligation in the survival counts; a worse one wins over a milder one.
+_MARKS = {Severity.VIOLATE: "lost", Severity.UNCLEAR: "unclear", Severity.DEGRADE: "bent"}
+_ORDER = ("bent", "unclear", "lost")
+
+
+def _worse(held: str | None, new: str) -> str:
+    return new if held is None or _ORDER.index(new) > _ORDER.index(held) else held
 
 
 def _remember_requests(ev: Evaluation, key: tuple[str, str | None], rounds: list, index: int,

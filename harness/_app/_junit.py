@@ -4,7 +4,9 @@ A run is one ``<testsuite>`` with one ``<testcase>`` per selected oracle: it
 fails with each distinct minimal failure of that invariant (detail, evidence
 and the reproduce command). Two more cases keep a run from looking green when
 it is not: ``summarizer`` (an ``<error>`` when the summarizer itself failed)
-and ``complete`` (an ``<error>`` when not every example was judged). A corpus
+and ``complete`` (an ``<error>`` when not every example was judged). One more,
+``unclear``, lists the readings the oracles could not settle: ``<skipped>`` (for
+review, not a pass of them) by default, a ``<failure>`` under ``--unclear fail``. A corpus
 replay is one case per entry. The layout follows the Jenkins JUnit schema
 (junit-10.xsd), which GitLab, GitHub test-report actions and Jenkins read.
 """
@@ -55,12 +57,29 @@ def run_junit(document: dict[str, Any], *, oracles: Sequence[str], seconds: floa
                               type=str(infra[0].get("kind")))
         error.text = "\n".join(f"{e.get('kind')} in example {e.get('example')}: {e.get('message')}" for e in infra)
     cases.append(health)
+    unclear = document.get("unclear") or []
+    review = _case(summarizer, "unclear")
+    if unclear:
+        listed = "\n\n".join(_unclear_text(u) for u in unclear)
+        head = _one_line(f"{len(unclear)} unclear reading(s): {unclear[0].get('detail', '')}")
+        if document.get("unclear_mode") == "fail":
+            ET.SubElement(review, "failure", message=head, type="unclear").text = listed
+        else:
+            ET.SubElement(review, "skipped", message=_one_line(f"for review, not violations: {head}"))
+            ET.SubElement(review, "system-out").text = listed
+    cases.append(review)
     complete = _case(summarizer, "complete")
     if document.get("incomplete"):
         ET.SubElement(complete, "error", message=_one_line(f"incomplete: {document['incomplete']}"), type="incomplete")
     cases.append(complete)
     return _document(f"compaction-harness {summarizer} (seed {document.get('seed')})", cases, seconds,
                      "\n".join(document.get("warnings") or []))
+
+
+def _unclear_text(u: dict[str, Any]) -> str:
+    return (f"{u.get('invariant')} ({u.get('fact_kind') or 'structure'}, {u.get('why') or 'unclear'}; seen "
+            f"{u.get('count', 1)} time(s), first in example {u.get('example')}): {u.get('detail')}\n"
+            f"obligation: {u.get('obligation')}\nsentence: {u.get('sentence')}")
 
 
 def replay_junit(replay: Replay, summarizer: str, *, seconds: float = 0.0) -> str:

@@ -39,6 +39,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--summarizer-fuzz", metavar="SECONDS", default=None,
                     help="also fuzz the summarizer's own code for this long (atheris; a Python summarizer), as one "
                          "more test beside the property search")
+    group.addoption("--summarizer-unclear", metavar="MODE", default="review",
+                    help="review (default): readings the oracles could not settle are listed as a warning and do not "
+                         "fail; fail: they fail the property test")
     group.addoption("--summarizer-background", metavar="PATH", default=None,
                     help="your own session logs (.json, .jsonl or a folder of them) as the filler of generated "
                          "transcripts")
@@ -68,6 +71,9 @@ def pytest_configure(config: pytest.Config) -> None:
     from harness._base._errors import SpecError
     from harness._base._protocol import PROTOCOLS, resolve_protocol
 
+    if config.getoption("summarizer_unclear") not in ("review", "fail"):
+        raise pytest.UsageError(f"--summarizer-unclear {config.getoption('summarizer_unclear')!r}: "
+                                "expected review or fail")
     if config.getoption("summarizer_protocol") not in (None, *PROTOCOLS):
         raise pytest.UsageError(f"--summarizer-protocol {config.getoption('summarizer_protocol')!r}: "
                                 "expected messages or rich")
@@ -149,7 +155,8 @@ class HarnessItem(pytest.Item):
         config = RunConfig(summarizer=cfg.getoption("summarizer"), protocol=cfg.getoption("summarizer_protocol"),
                            seed=self._seed(), max_turns=DEFAULT_FUZZ_MAX_TURNS,
                            budget=int(cfg.getoption("summarizer_budget")), quiet=True,
-                           rules=cfg.getoption("summarizer_rules"), extend=tuple(cfg.getoption("summarizer_extend")))
+                           rules=cfg.getoption("summarizer_rules"), extend=tuple(cfg.getoption("summarizer_extend")),
+                           unclear=cfg.getoption("summarizer_unclear"))
         corpus = cfg.getoption("summarizer_corpus")
         saver = CorpusSaver(corpus if cfg.getoption("summarizer_save") else None, summarizer=config.summarizer,
                             budget=config.budget)
@@ -174,12 +181,19 @@ class HarnessItem(pytest.Item):
                            budget=int(cfg.getoption("summarizer_budget")), quiet=True,
                            database=str(database) if database else None, rules=cfg.getoption("summarizer_rules"),
                            extend=tuple(cfg.getoption("summarizer_extend")),
-                           background=cfg.getoption("summarizer_background"))
+                           background=cfg.getoption("summarizer_background"),
+                           unclear=cfg.getoption("summarizer_unclear"))
         corpus = cfg.getoption("summarizer_corpus") if cfg.getoption("summarizer_save") else None
         saver = CorpusSaver(corpus, summarizer=config.summarizer, budget=config.budget)
         result = run(config, on_failure=saver)
         if result.exit_code:
             raise HarnessFailure(render_text(result))
+        if result.unclear:  # for review: pytest lists it in its warnings summary, the test passes
+            first = result.unclear[0]
+            self.warn(pytest.PytestWarning(
+                f"compaction-harness: {len(result.unclear)} unclear reading(s) for review (not violations; "
+                f"--summarizer-unclear fail makes them fail), first: {first.invariant} ({first.fact_kind}): "
+                f"{first.detail} | sentence: {first.sentence}"))
 
     def _replay(self) -> None:
         # lazy: see pytest_configure

@@ -13,10 +13,10 @@ from harness._base._files import write_atomic
 from harness._base._model import FactKind
 from harness._app._audit import Audit
 from harness._app._fuzzing import FuzzResult
-from harness._app._runner import Failure, RunResult, turn_stats
+from harness._app._runner import Failure, RunResult, Unclear, turn_stats
 from oracles import select
 
-__all__ = ["render_text", "report_dict", "write_json", "REPORT_VERSION", "reproduce_command", "printable", "render_fuzz_text",
+__all__ = ["render_text", "report_dict", "unclear_dict", "write_json", "REPORT_VERSION", "reproduce_command", "printable", "render_fuzz_text",
            "fuzz_report_dict"]
 
 
@@ -56,6 +56,8 @@ def reproduce_command(result: RunResult, *, only: str | None = None, transcript_
         parts += ["--only", only or ",".join(c.only)]
     if c.skip and not only:
         parts += ["--skip", ",".join(c.skip)]
+    if c.unclear != "review":
+        parts += ["--unclear", c.unclear]
     return shlex.join(parts)
 
 
@@ -118,6 +120,32 @@ def _failure_block(result: RunResult, f: Failure) -> list[str]:
         lines.append(f"  summarizer returned: {_clip(summary, 200) if summary.strip() else '(no text at all)'}")
     lines.append(f"  reproduce: {reproduce_command(result, only=f.invariant, transcript_file=result.reproduce_files.get(f.key))}")
     return lines
+
+
+def _unclear_block(result: RunResult) -> list[str]:
+    """The readings the oracles could not settle: each with the obligation, the sentence and why; a person
+    decides. They are not violations (unless the run said ``--unclear fail``) and were not shrunk."""
+    fails = result.config.unclear == "fail"
+    lines = [f"? unclear readings ({len(result.unclear)}): the oracles could not settle these either way; "
+             + ("they fail this run (--unclear fail)" if fails else "for review, not violations (--unclear fail makes them fail)")]
+    for u in result.unclear:
+        where = f"compaction {u.round + 1}, after turn {u.boundary}" if u.round is not None else "across the session"
+        seen = f"seen {u.count} times, first" if u.count > 1 else "seen"
+        lines.append(f"  ? {u.invariant} — {u.fact_kind or 'structure'} ({u.why or 'unclear'}; {seen} in example "
+                     f"{u.example}, {where})")
+        lines.append(f"    {_clip(u.detail, 200)}")
+        if u.obligation:
+            lines.append(f"    obligation: {_clip(u.obligation)}")
+        if u.sentence:
+            lines.append(f"    sentence: {_clip(u.sentence, 200)}")
+    return lines
+
+
+def unclear_dict(u: Unclear) -> dict[str, Any]:
+    """One unclear reading as the JSON report holds it."""
+    return {"invariant": u.invariant, "fact_kind": u.fact_kind, "fact_id": u.fact_id, "why": u.why,
+            "detail": u.detail, "obligation": u.obligation, "sentence": u.sentence, "example": u.example,
+            "round": u.round, "boundary": u.boundary, "count": u.count}
 
 
 def _session_line(t, f: Failure) -> str:
@@ -197,6 +225,9 @@ def _render(result: RunResult, *, head: list[str] | None = None) -> str:
     for f in result.failures:
         out.append("")
         out.extend(_failure_block(result, f))
+    if result.unclear:
+        out.append("")
+        out.extend(_unclear_block(result))
     if result.infra_errors:
         out.append("")
         kinds: dict[str, list] = {}
@@ -230,6 +261,10 @@ def _render(result: RunResult, *, head: list[str] | None = None) -> str:
     verdict = {0: "no violation found", 1: f"{len(result.failures)} distinct violation(s) found",
                3: "the summarizer itself failed; no violation found",
                4: "incomplete; no violation found in what was judged"}[result.exit_code]
+    if result.exit_code == 1 and not result.failures:
+        verdict = f"no violation found; {len(result.unclear)} unclear reading(s) fail the run (--unclear fail)"
+    elif result.unclear:
+        verdict += f"; {len(result.unclear)} unclear reading(s) for review"
     if result.failures and result.infra_errors:
         verdict += f"; the summarizer also failed in {len(result.infra_errors)} example(s)"
     out.append(f"{verdict} · reproduce the run: {reproduce_command(result)}")
@@ -261,8 +296,8 @@ def _determinism_line(result: RunResult) -> str:
 
 
 #: The JSON report's layout version: 2 added ``report_version``, ``oracles``, ``unjudged``, ``budget`` and
-#: ``survival``.
-REPORT_VERSION = 2
+#: ``survival``; 3 added ``unclear`` (readings for review), ``unclear_mode`` and each violation's ``evidence``.
+REPORT_VERSION = 3
 
 
 def report_dict(result: RunResult) -> dict[str, Any]:
@@ -288,6 +323,8 @@ def report_dict(result: RunResult) -> dict[str, Any]:
         "nondeterministic": {"detected": result.nondeterministic, "reasked": result.stats.reasked,
                              "answered_differently": result.stats.answered_differently},
         "cap_reached": result.cap_reached,
+        "unclear_mode": result.config.unclear,
+        "unclear": [unclear_dict(u) for u in result.unclear],
         "violations": [
             {
                 "invariant": f.invariant,
@@ -310,6 +347,7 @@ def report_dict(result: RunResult) -> dict[str, Any]:
                 "transcript": transcript_to_dict(f.transcript),
                 "context": f.context,
                 "detail": f.detail,
+                "evidence": f.evidence,
                 "expected": f.expected,
                 "found": f.found,
                 "reproduce": reproduce_command(result, only=f.invariant, transcript_file=result.reproduce_files.get(f.key)),
@@ -331,7 +369,8 @@ def write_json(result: RunResult, path: str | Path) -> None:
     write_atomic(Path(path), json.dumps(report_dict(result), indent=2, ensure_ascii=False) + "\n")
 
 
-def audit_report(result: Audit, *, before: str, after: str, obligations: str) -> tuple[str, dict[str, Any]]:
+def audit_report(result: Audit, *, before: str, after: str, obligations: str,
+                 unclear: str = "review") -> tuple[str, dict[str, Any]]:
     """The text and JSON report of one audited compaction: each obligation kept, or what was found."""
     case, verdict = result.case, result.verdict
     by_fact: dict[str | None, list] = {}
@@ -352,7 +391,8 @@ def audit_report(result: Audit, *, before: str, after: str, obligations: str) ->
         if not found:
             lines.append(f"  ✓ {printable(head)}")
             continue
-        mark = "✗" if any(f.severity.value == "violate" for f in found) else "~"
+        mark = "✗" if any(f.severity.value == "violate" for f in found) else (
+            "?" if any(f.severity.value == "unclear" for f in found) else "~")
         lines.append(f"  {mark} {printable(head)}")
         for f in found:
             lines.append(f"      {f.invariant} ({f.severity.value}): {printable(_clip(f.detail, 200))}")
@@ -360,10 +400,12 @@ def audit_report(result: Audit, *, before: str, after: str, obligations: str) ->
                 lines.append(f"        found: {printable(_clip(f.found, 200))}")
     for f in by_fact.get(None, []):
         lines.append(f"  ✗ {f.invariant} ({f.severity.value}): {printable(_clip(f.detail, 200))}")
-    # As for a run: violations first; otherwise an obligation nobody judged makes the audit incomplete.
-    code = 1 if verdict.violations else 4 if result.unjudged else 0
-    lines.append(f"{len(verdict.violations)} violations, {len(verdict.degradations)} degradations, "
-                 f"loss ratio {verdict.loss_ratio:.2f}"
+    # As for a run: violations first (unclear readings too, when told to fail on them); otherwise an
+    # obligation nobody judged makes the audit incomplete.
+    code = 1 if verdict.violations or (verdict.unclear and unclear == "fail") else 4 if result.unjudged else 0
+    lines.append(f"{len(verdict.violations)} violations, {len(verdict.unclear)} unclear (for review"
+                 + ("; they fail this audit" if unclear == "fail" and verdict.unclear else "")
+                 + f"), {len(verdict.degradations)} degradations, loss ratio {verdict.loss_ratio:.2f}"
                  + (f"; {len(result.unjudged)} obligation(s) not judged by the selected oracles" if result.unjudged else ""))
     document = {
         "schema_version": 1,
@@ -371,9 +413,11 @@ def audit_report(result: Audit, *, before: str, after: str, obligations: str) ->
         "kept": [f.id for f in case.transcript.facts if f.id not in by_fact and f.id not in result.unjudged],
         "unjudged": list(result.unjudged),
         "findings": [{"invariant": f.invariant, "severity": f.severity.value, "fact_id": f.fact_id,
-                      "fact_kind": f.fact_kind, "detail": f.detail, "expected": f.expected, "found": f.found}
+                      "fact_kind": f.fact_kind, "detail": f.detail, "expected": f.expected, "found": f.found,
+                      "evidence": f.evidence and str(f.evidence)}
                      for f in verdict.findings],
         "violations": len(verdict.violations),
+        "unclear": len(verdict.unclear),
         "degradations": len(verdict.degradations),
         "loss_ratio": verdict.loss_ratio,
         "exit_code": code,

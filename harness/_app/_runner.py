@@ -47,9 +47,11 @@ from strategies import Background, load_background, skeletons
 from strategies import expand as expand_skeleton
 
 
-__all__ = ["RunConfig", "Failure", "InfraFailure", "RunResult", "Evaluation", "evaluate", "run", "shrink_transcript",
+__all__ = ["RunConfig", "Failure", "Unclear", "InfraFailure", "RunResult", "UNCLEAR_MODES", "Evaluation", "evaluate", "run", "shrink_transcript",
            "shrink_transcripts", "open_summarizer", "dense_skeletons"]
 
+#: What an unclear reading does to a run: shown for review (the default), or a failure (``--unclear fail``).
+UNCLEAR_MODES = ("review", "fail")
 #: The context budget in tokens when none is given.
 DEFAULT_BUDGET = 2000
 #: New summarizer calls one failure's shrinking may make before it reports the smallest transcript so far.
@@ -116,6 +118,11 @@ class RunConfig:
     prompt: str | None = None  # openai: the prompt template file
     api_key_env: str | None = None  # openai: the environment variable holding the API key (never its value)
     retries: int = DEFAULT_RETRIES  # remote summarizers: retries of 429, 5xx, dropped connections and timeouts
+    unclear: str = "review"  # one of UNCLEAR_MODES: an unclear reading is shown for review, or fails the run
+
+    def __post_init__(self) -> None:
+        if self.unclear not in UNCLEAR_MODES:
+            raise InvalidArgument(f"unclear={self.unclear!r}: expected one of {', '.join(UNCLEAR_MODES)}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,6 +154,7 @@ class Failure:
     elided: tuple[tuple[int, int, int], ...] = ()  # merged filler: (turn index, source turns, tokens)
     trials: tuple[int, int] | None = None  # (failed, of) in fresh re-asks of the minimal transcript
     boundaries: tuple[int, ...] = ()  # where the minimal session's rounds compacted (up to the failing one)
+    evidence: str | None = None  # what the violation rests on (``oracles.Evidence``)
 
     @property
     def rate(self) -> str | None:
@@ -159,6 +167,41 @@ class Failure:
     @property
     def key(self) -> tuple[str, str | None]:
         return (self.invariant, self.fact_kind)
+
+
+@dataclass(frozen=True, slots=True)
+class Unclear:
+    """A reading the oracles could not settle (``Severity.UNCLEAR``), as first seen in a run: the sentence,
+    the obligation and why. Shown for a person to review; never shrunk, never a violation unless the run
+    says ``--unclear fail``. ``count`` is how often the same (invariant, kind, why) showed over the run."""
+
+    invariant: str
+    fact_kind: str | None
+    fact_id: str | None
+    why: str | None
+    detail: str
+    obligation: str | None
+    sentence: str | None
+    example: int
+    round: int | None
+    boundary: int | None
+    count: int = 1
+
+    @property
+    def key(self) -> tuple[str, str | None, str | None]:
+        return (self.invariant, self.fact_kind, self.why)
+
+
+def _collect_unclear(seen: dict, ev: Evaluation, example: int) -> None:
+    """Add one example's unclear readings to a run's: the first of each kind kept, every one counted."""
+    for key, (finding, rnd, boundary, _) in ev.unclear.items():
+        count = ev.unclear_counts.get(key, 1)
+        held = seen.get(key)
+        if held is None:
+            seen[key] = Unclear(finding.invariant, finding.fact_kind, finding.fact_id, key[2], finding.detail,
+                                finding.expected, finding.found, example, rnd, boundary, count)
+        else:
+            seen[key] = dataclasses.replace(held, count=held.count + count)
 
 
 @dataclass(frozen=True, slots=True)
@@ -196,6 +239,7 @@ class RunResult:
     reproduce_files: dict[tuple[str, str | None], str] = field(default_factory=dict)
     survival: Survival = field(default_factory=Survival)  # per round and fact kind, over the sessions explored
     unjudged: tuple[tuple[str, str], ...] = ()  # selected oracles that judged nothing, and why (``unjudged_oracles``)
+    unclear: tuple[Unclear, ...] = ()  # readings the oracles could not settle, for review (``Unclear``)
 
     @property
     def nondeterministic(self) -> bool:
@@ -203,9 +247,15 @@ class RunResult:
         return self.stats.answered_differently > 0
 
     @property
+    def unclear_fails(self) -> bool:
+        """The run was told an unclear reading is a failure (``--unclear fail``), and there is one."""
+        return bool(self.unclear) and self.config.unclear == "fail"
+
+    @property
     def exit_code(self) -> int:
-        """1 violations; 3 the summarizer failed; 4 not every example was judged; 0 only when all were, cleanly."""
-        if self.failures:
+        """1 violations (or, with ``--unclear fail``, unclear readings); 3 the summarizer failed; 4 not every
+        example was judged; 0 only when all were, cleanly. Unclear readings alone never fail by default."""
+        if self.failures or self.unclear_fails:
             return 1
         if self.infra_errors:
             return 3
@@ -546,7 +596,8 @@ def _shrink_failure(key, first: Transcript, violation: Violation, summarizer: Su
     finding, rnd, boundary, context = shrunk.violation
     return Failure(finding.invariant, finding.severity.value, finding.fact_kind, finding.fact_id, finding.detail,
                    finding.expected, finding.found, shrunk.transcript, rnd, boundary, context, len(first.turns),
-                   shrunk.checks, shrink_calls, stopped, shrunk.budget, shrunk.elided, trials, boundaries)
+                   shrunk.checks, shrink_calls, stopped, shrunk.budget, shrunk.elided, trials, boundaries,
+                   finding.evidence and str(finding.evidence))
 
 
 def _rounds_to_fail(violation: Violation) -> int:
@@ -675,6 +726,7 @@ def run(config: RunConfig, *, on_failure: Callable[[Failure, str], None] | None 
     run_seed = config.seed if config.seed is not None else secrets.randbits(32)
     progress = Progress(config.examples, label="examples", quiet=config.quiet)
     first_seen: dict[tuple[str, str | None], tuple[Transcript, Violation]] = {}
+    unclear: dict[tuple[str, str | None, str | None], Unclear] = {}
     infra: list[InfraFailure] = []
     degradations: dict[str, int] = {}
     turns: list[int] = []
@@ -715,13 +767,15 @@ def run(config: RunConfig, *, on_failure: Callable[[Failure, str], None] | None 
             if ev.stopped:
                 return True
             turns.append(len(transcript.turns))
+            _collect_unclear(unclear, ev, len(turns))
             rounds[0] += len(ev.boundaries)
             survival[0] = survival[0].add(ev.survival)
             for inv in ev.degradations:
                 degradations[inv] = degradations.get(inv, 0) + 1
             if ev.infra is not None:
                 infra.append(InfraFailure(ev.infra.kind, ev.infra.message, len(turns), ev.infra.output))
-            progress.advance(f"· {len(first_seen)} failures · {len(infra)} infra errors")
+            progress.advance(f"· {len(first_seen)} failures · {len(infra)} infra errors"
+                             + (f" · {len(unclear)} unclear" if unclear else ""))
             return ev.infra is not None and config.stop_on_error
 
         try:
@@ -785,7 +839,7 @@ def run(config: RunConfig, *, on_failure: Callable[[Failure, str], None] | None 
                      tuple(summarizer.cache.discarded), kind_warnings(chosen) + _unprobed(config, chosen),
                      first_failure_calls[0],
                      summarizer.stats, budget.cap_reached, survival=survival[0],
-                     unjudged=unjudged_oracles(config, chosen))
+                     unjudged=unjudged_oracles(config, chosen), unclear=_ordered(unclear))
 
 
 def shrink_transcript(transcript: Transcript, config: RunConfig, *,
@@ -805,6 +859,7 @@ def shrink_transcripts(transcripts: tuple[Transcript, ...], config: RunConfig, *
     chosen = select(only=config.only, skip=config.skip)
     progress = Progress(len(transcripts), label="judging", quiet=config.quiet)
     first_seen: dict[tuple[str, str | None], tuple[Transcript, Violation]] = {}
+    unclear: dict[tuple[str, str | None, str | None], Unclear] = {}
     infra: list[InfraFailure] = []
     judged, stopped, compacted = 0, False, False
     survival = Survival()
@@ -824,6 +879,7 @@ def shrink_transcripts(transcripts: tuple[Transcript, ...], config: RunConfig, *
                 stopped = True
                 break
             judged += 1
+            _collect_unclear(unclear, ev, n)
             survival = survival.add(ev.survival)
             compacted = compacted or bool(ev.boundaries)
             if ev.infra is not None:
@@ -848,7 +904,13 @@ def shrink_transcripts(transcripts: tuple[Transcript, ...], config: RunConfig, *
                      summarizer.cache.hits, tuple(failures), {}, tuple(infra),
                      tuple(len(t.turns) for t in transcripts[:judged]), incomplete,
                      tuple(summarizer.cache.discarded), stats=summarizer.stats, survival=survival,
-                     unjudged=unjudged_oracles(config, chosen, tuple(c for t in transcripts for c in t.consumers)))
+                     unjudged=unjudged_oracles(config, chosen, tuple(c for t in transcripts for c in t.consumers)),
+                     unclear=_ordered(unclear))
+
+
+def _ordered(unclear: dict) -> tuple[Unclear, ...]:
+    """A run's unclear readings in a stable order (by invariant, kind and why), whatever order they showed in."""
+    return tuple(u for _, u in sorted(unclear.items(), key=lambda kv: tuple(str(k) for k in kv[0])))
 
 
 def turn_stats(turns: tuple[int, ...]) -> str:

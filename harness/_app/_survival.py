@@ -3,9 +3,10 @@
 A session's round ``r`` (0 is the first compaction) counts every obligation
 live at its boundary whose kind a selected retention oracle judges (one that
 reports a lost obligation, ``Oracle.retention``), and sorts it as
-*kept* (no finding about it), *bent* (only a degrade: kept, but coarser) or
-*lost* (a violation about it, from that round's result or a session oracle
-naming that round). Summed over every session of a run, the share kept per
+*kept* (no finding about it), *bent* (only a degrade: kept, but coarser),
+*unclear* (a reading the oracles could not settle, counted apart: neither kept
+nor lost) or *lost* (a violation about it, from that round's result or a
+session oracle naming that round). Summed over every session of a run, the share kept per
 round is a survival curve: a summarizer that holds up for four compactions
 and drops prohibitions from the fifth shows a cliff at round 5.
 
@@ -35,18 +36,20 @@ _EVENTS = (FactKind.RETRACTION,)
 
 @dataclass(frozen=True, slots=True)
 class Tally:
-    """One fact kind in one round: live obligations, and how many were kept, or kept but bent."""
+    """One fact kind in one round: live obligations, and how many were kept, kept but bent, or unclear."""
 
     live: int = 0
     kept: int = 0
     bent: int = 0
+    unclear: int = 0
 
     @property
     def lost(self) -> int:
-        return self.live - self.kept - self.bent
+        return self.live - self.kept - self.bent - self.unclear
 
     def __add__(self, other: Tally) -> Tally:
-        return Tally(self.live + other.live, self.kept + other.kept, self.bent + other.bent)
+        return Tally(self.live + other.live, self.kept + other.kept, self.bent + other.bent,
+                     self.unclear + other.unclear)
 
 
 #: One round of one session (or of a whole run): fact kind -> tally, kinds in sorted order.
@@ -57,8 +60,8 @@ def session_survival(transcript: Transcript, boundaries: Iterable[int],
                      marks: Mapping[int, Mapping[str, str]], judged: frozenset[str]) -> tuple[RoundTally, ...]:
     """The tallies of one session's rounds.
 
-    ``marks[r][fact_id]`` is ``"lost"`` or ``"bent"`` for the obligations round
-    ``r`` broke; ``judged`` is the ids of the selected oracles that report a lost
+    ``marks[r][fact_id]`` is ``"lost"``, ``"unclear"`` or ``"bent"`` for the
+    obligations round ``r`` broke or could not settle; ``judged`` is the ids of the selected oracles that report a lost
     obligation (``Oracle.retention``): an obligation whose kind none of them judges
     is left out, neither kept nor lost, since no finding about it would not mean
     it was kept.
@@ -71,7 +74,7 @@ def session_survival(transcript: Transcript, boundaries: Iterable[int],
             if fact.kind in _EVENTS or not kind_def(fact.kind).judges & judged:
                 continue
             mark = round_marks.get(fact.id)
-            one = Tally(1, int(mark is None), int(mark == "bent"))
+            one = Tally(1, int(mark is None), int(mark == "bent"), int(mark == "unclear"))
             kind = str(fact.kind)
             counts[kind] = counts.get(kind, Tally()) + one
         out.append(tuple(sorted(counts.items())))
@@ -120,7 +123,7 @@ class Survival:
 
     def to_dict(self) -> dict[str, Any]:
         return {"version": SURVIVAL_VERSION, "sessions_per_round": list(self.sessions),
-                "kinds": {kind: [{"live": t.live, "kept": t.kept, "bent": t.bent}
+                "kinds": {kind: [{"live": t.live, "kept": t.kept, "bent": t.bent, "unclear": t.unclear}
                                  for t in (self.tally(kind, r) for r in range(len(self.rounds)))]
                           for kind in self.kinds()}}
 
@@ -144,10 +147,10 @@ def survival_from_dict(data: Any, *, source: str) -> Survival:
                               f"sessions_per_round)", per_round, source=source)
         for r, item in enumerate(per_round):
             fields = item if isinstance(item, dict) else {}
-            values = [fields.get(name) for name in ("live", "kept", "bent")]
-            if not all(_count(v) for v in values) or values[1] + values[2] > values[0]:
-                raise SchemaError(f"survival.kinds.{kind}[{r}]", "{live, kept, bent} whole numbers with kept + bent "
-                                  "<= live", item, source=source)
+            values = [fields.get(name, 0 if name == "unclear" else None) for name in ("live", "kept", "bent", "unclear")]
+            if not all(_count(v) for v in values) or values[1] + values[2] + values[3] > values[0]:
+                raise SchemaError(f"survival.kinds.{kind}[{r}]", "{live, kept, bent, unclear} whole numbers with kept + "
+                                  "bent + unclear <= live (unclear may be left out)", item, source=source)
             if values[0]:  # a kind with nothing live in a round is the same as no entry
                 rounds[r][kind] = Tally(*values)
     return Survival(tuple(tuple(sorted(r.items())) for r in rounds), tuple(sessions))
