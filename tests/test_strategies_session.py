@@ -104,6 +104,32 @@ def test_the_governing_fact_is_a_gating_field_or_prohibition_live_at_the_effect(
             assert effect.turn > fact.origin_turn + 1
 
 
+# What each governing fact plausibly governs, written out here apart from the generator's tables: a gating
+# field its own pending write, a prohibition an action on the kind of target it forbids (issue 29: a
+# finding names this link, "a chat message governed by a prohibition on a file path" says nothing).
+_PLAUSIBLE = {
+    "apply the patch to the staging filesystem": {"apply_patch"},
+    "push the schema change to the shared database": {"push_schema"},
+    "write the new cache config": {"write_file"},
+    "upload the artifacts to the release bucket": {"upload_artifacts"},
+    "restart the workers with the new settings": {"restart_workers"},
+    "bucket": {"upload_artifacts", "sync_bucket"},
+    "host": {"run_remote", "deploy_service"},
+    "service": {"deploy_service", "restart_service"},
+    "path": {"write_file", "delete_file"},
+}
+
+
+@_FAST
+@given(_GOVERNED_SKELETONS)
+def test_an_effect_acts_on_what_its_governing_fact_is_about(skeleton):
+    transcript = expand(skeleton)
+    for effect in transcript.effects:
+        fact = transcript.fact(effect.governed_by[0])
+        about = fact.detail("write") if fact.kind is FactKind.GATING_FIELD else fact.detail("category")
+        assert effect.action in _PLAUSIBLE[about], (about, effect.action)
+
+
 def test_an_effect_is_governed_by_its_target_or_the_next_fact_that_can_govern():
     threshold = FactSpec(FactKind.THRESHOLD, ("batch_size", "8"), (("operator", "<="),))
     skeleton = Skeleton(seed=1, length=80, facts=(threshold, _PROHIBITION(), threshold, _GATING()),

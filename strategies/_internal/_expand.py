@@ -139,11 +139,14 @@ def _effect_events(skeleton: Skeleton, taken: set[str], used_ids: set[str]) -> l
 
 def _effect_turns(effect: EffectSpec, spec: FactSpec, taken: set[str], used: set[str],
                   n: int) -> tuple[Turn, ...] | None:
-    """The call and its result: no literal of the ledger in either (digits included), a call id no other call has."""
-    size = len(P.EFFECT_CALLS)
-    for attempt in range(size):
-        name, arguments, result = P.pick(P.EFFECT_CALLS, effect.variant + attempt)
-        note = P.pick(P.EFFECT_NOTES, effect.variant // size)
+    """The call and its result: an action on what ``spec`` is about (its pending write, its kind of target),
+    no literal of the ledger in either (digits included), a call id no other call has."""
+    own = _effect_calls(spec)
+    # The fact's own actions first, from the variant on; the general ones only when each of those holds a literal.
+    calls = [P.pick(own, effect.variant + k) for k in range(len(own))] + [
+        P.pick(P.EFFECT_CALLS, effect.variant + k) for k in range(len(P.EFFECT_CALLS))]
+    for name, arguments, result in calls:
+        note = P.pick(P.EFFECT_NOTES, effect.variant // len(P.EFFECT_CALLS))
         if any(has_token(text, lit) for text in (name, arguments, result, note) for lit in taken):
             continue
         call_id = next(cid for k in range(n, n + 64 * 64, 64)
@@ -151,6 +154,16 @@ def _effect_turns(effect: EffectSpec, spec: FactSpec, taken: set[str], used: set
         return (Turn(Role.ASSISTANT, note, (ToolCall(call_id, name, arguments),)),
                 Turn(Role.TOOL, result, (), call_id))
     return None
+
+
+def _effect_calls(spec: FactSpec) -> tuple[tuple[str, str, str], ...]:
+    """The actions ``spec`` plausibly governs: a gating field's own write, a call on a prohibition's kind of
+    target; the general list for what neither table knows."""
+    if str(spec.kind) == FactKind.GATING_FIELD.value:
+        own = P.EFFECT_CALLS_BY_WRITE.get(spec.param("write") or "")
+    else:
+        own = P.EFFECT_CALLS_BY_CATEGORY.get(spec.param("category") or "")
+    return own or P.EFFECT_CALLS
 
 
 def _planned(
