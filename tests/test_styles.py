@@ -1,10 +1,11 @@
 """Correct compactors in styles we never wrote for, and the identity summarizer, judged over whole sessions.
 
-``tests/fixtures/style_compactors.py`` and ``more_styles.py`` were written by
-sessions that never read the oracles: per-item prose, grouped Markdown, pretty
-JSON, a prose recap with a verbatim tail, YAML with camelCase keys, one
-Markdown table, and terse engineer notes. Each keeps every obligation
-faithfully, so any violation is a false alarm of ours.
+``tests/fixtures/style_compactors.py``, ``more_styles.py`` and ``new_styles.py`` were
+written by sessions that never read the oracles: per-item prose, grouped Markdown,
+pretty JSON, a prose recap with a verbatim tail, YAML with camelCase keys, one
+Markdown table, terse engineer notes, and (issue 29) XML-tagged state, a past-tense
+narrative, a Markdown ledger table, an on-call handover note and a YAML runbook. Each
+keeps every obligation faithfully, so any violation is a false alarm of ours.
 
 They name in-flight calls in their text, as a summary does; re-attaching a pending
 call is the runtime's part (reference 000: the router re-attaches the handle), so each
@@ -23,14 +24,17 @@ from harness._base._protocol import result_from_return
 from harness.summarizers import identity
 from harness.summarizers._render import handle_turn, in_flight_calls
 from strategies import transcripts
-from tests.fixtures import more_styles, style_compactors
+from tests.fixtures import more_styles, new_styles, style_compactors
 
 STYLES = (
     (style_compactors, "per_item_prose"), (style_compactors, "grouped_markdown"), (style_compactors, "pretty_json"),
     (style_compactors, "recap_with_tail"), (more_styles, "yaml_state"), (more_styles, "markdown_table"),
     (more_styles, "terse_notes"),
 )
+# new_styles re-attaches its own in-flight calls (a structured call after the summary), so it is judged as it is.
+NEW_STYLES = ("xml_state", "past_tense_narrative", "ledger_table", "incident_notes", "yaml_runbook")
 _SESSIONS = settings(max_examples=300, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+_FEWER = settings(_SESSIONS, max_examples=150)
 
 
 def _routed(summarize):
@@ -56,6 +60,20 @@ def test_a_correct_compactor_in_another_style_is_never_flagged(module, style):
     @given(transcripts(max_turns=400))
     def check(transcript):
         assert _violations(summarize, "rich", transcript) == []
+
+    check()
+
+
+@pytest.mark.parametrize("style", NEW_STYLES)
+def test_a_correct_compactor_in_a_style_written_for_issue_29_is_never_flagged(style):
+    """Their writer chose to keep every obligation over fitting a budget tightened to a few dozen tokens: an
+    overrun there is theirs (budget-respected is right to say so), not a false alarm of the reading."""
+    summarize = getattr(new_styles, style)
+
+    @_FEWER
+    @given(transcripts(max_turns=400))
+    def check(transcript):
+        assert _violations(summarize, "rich", transcript, ignore=("budget-respected",)) == []
 
     check()
 
