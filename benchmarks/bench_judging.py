@@ -1,9 +1,12 @@
 """How judging one compaction scales with the size of the context a summarizer returns.
 
 For several shapes of text (prose, one long token, many lines, identifiers, numbers, many
-messages), time ``oracles.check`` at 1/8, 1/4, 1/2 and 1 of the size limit, and print the cost
-per MB and its ratio to the smallest size measured in the same run. Linear judging keeps that
-ratio near 1; a quadratic path doubles it with every doubling of size. Prints, asserts nothing.
+messages, and one long run of words of force and identifiers with no sentence end), time
+``oracles.check`` at 1/8, 1/4, 1/2 and 1 of the size limit, and print the cost per MB and its ratio
+to the smallest size measured in the same run. Linear judging keeps that ratio near 1; a quadratic
+path doubles it with every doubling of size. Then each shape's cost per MB at the largest size
+against realistic prose's, measured in the same run (issue 29 holds the force run to 5x). Prints,
+asserts nothing.
 
     python benchmarks/bench_judging.py [--max-mb 2]
 """
@@ -23,6 +26,12 @@ SHAPES = {
     "many lines": "never touch s3://acme-prod-01/\n",
     "identifiers": "a_b_c_d ",
     "numbers": "1.2.3 <= 5, 6 ",
+    # The worst a cue reader meets: every word a cue or a negator, the literal among them, never a sentence end.
+    "force run": "never must not s3://acme-prod-01/ only do not keep allowed pending unresolved ideally x_1 ",
+    # What a session's context mostly is: sentences of work, a few names and numbers, the literal now and then.
+    "realistic prose": ("The agent read src/app.py, ran 214 tests and fixed the flaky one in tests/test_io.py. "
+                        "It then reviewed the diff with the user, who asked for smaller commits. "
+                        "Never use s3://acme-prod-01/ for exports; staging is fine. "),
 }
 
 
@@ -52,12 +61,18 @@ def main() -> None:
     source = _source()
     sizes = [args.max_mb / 8, args.max_mb / 4, args.max_mb / 2, args.max_mb]
     print(f"{'shape':16} " + " ".join(f"{mb:>8.2f} MB" for mb in sizes) + "   s/MB at largest ÷ s/MB at smallest")
+    largest = {}
     for shape in [*SHAPES, "many messages"]:
         per_mb = []
         for mb in sizes:
             per_mb.append(_seconds(source, _result(shape, int(mb * 1_000_000))) / mb)
         ratio = per_mb[-1] / per_mb[0] if per_mb[0] > 0 else float("nan")
+        largest[shape] = per_mb[-1]
         print(f"{shape:16} " + " ".join(f"{v:>8.3f} s/MB" for v in per_mb) + f"   {ratio:.2f}x")
+    base = largest["realistic prose"]
+    print(f"\ns/MB at {sizes[-1]:.2f} MB against realistic prose (same run):")
+    for shape, value in largest.items():
+        print(f"{shape:16} {value / base:6.2f}x")
 
 
 if __name__ == "__main__":
