@@ -28,10 +28,14 @@ SHAPES = {
     "numbers": "1.2.3 <= 5, 6 ",
     # The worst a cue reader meets: every word a cue or a negator, the literal among them, never a sentence end.
     "force run": "never must not s3://acme-prod-01/ only do not keep allowed pending unresolved ideally x_1 ",
-    # What a session's context mostly is: sentences of work, a few names and numbers, the literal now and then.
-    "realistic prose": ("The agent read src/app.py, ran 214 tests and fixed the flaky one in tests/test_io.py. "
-                        "It then reviewed the diff with the user, who asked for smaller commits. "
-                        "Never use s3://acme-prod-01/ for exports; staging is fine. "),
+    # What a session's summary mostly is: sentences of work with names and numbers, the literal now and then.
+    "realistic prose": ("The agent read src/app.py and ran 214 tests; one in tests/test_io.py was flaky and is "
+                        "fixed now. It reviewed the diff with the user, who asked for smaller commits and a "
+                        "changelog entry. The build on ci-runner-7 took 6 minutes, 40 seconds faster than "
+                        "yesterday, and the coverage report shows 81% of lines. Next it will split the parser "
+                        "module in two and update docs/parser.md. The cache layer was profiled: 38 ms p95 on "
+                        "the hot path, 12 MB resident. The user confirmed the release is planned for Thursday. "
+                        "Never use s3://acme-prod-01/ for exports. "),
 }
 
 

@@ -32,6 +32,51 @@ _WORDY = re.compile(r"^[A-Za-z]+(?:_[A-Za-z]+)+$")
 # A cue answered "no" by the value after it: a key "resolved: false", a column "Pinned?" holding "no".
 _ANSWERED_NO = re.compile(r"\s*\?*\s*[:=]\s*(?:no|false|n|none|0|not yet)\b|\s*\?\s*(?:no|n)\b")
 _SENTENCE_END = re.compile(r"[.!?](?=\s)")
+_NEAREST = 4  # before a literal, the nearest cues tried (one stopped by another name may leave an earlier)
+
+
+class _Traps:
+    """The negation traps of a text ("never mind", "don't worry"), asked by bisection: a cue inside one
+    (not the trap itself) is no cue."""
+
+    __slots__ = ("_starts", "_spans")
+
+    def __init__(self, lower: str, traps: tuple[str, ...]):
+        self._spans = [m.span() for m in phrase_pattern(traps).finditer(lower)]
+        self._starts = [a for a, _ in self._spans]
+
+    def holds(self, start: int, end: int) -> bool:
+        i = bisect.bisect_right(self._starts, start) - 1
+        if i < 0:
+            return False
+        a, b = self._spans[i]
+        return end <= b and (a, b) != (start, end)
+
+
+class _Stops:
+    """Where a text's scope ends and dash-set asides stand, found once and asked by bisection."""
+
+    __slots__ = ("_lower", "_scope", "_confines")
+
+    def __init__(self, lower: str):
+        self._lower = lower
+        self._scope: list[int] | None = None
+        self._confines: list[int] | None = None
+
+    @staticmethod
+    def _between(found: list[int], low: int, high: int) -> bool:
+        i = bisect.bisect_left(found, low)
+        return i < len(found) and found[i] < high
+
+    def scope_end_between(self, low: int, high: int) -> bool:
+        if self._scope is None:
+            self._scope = [m.start() for m in _SCOPE_ENDS.finditer(self._lower)]
+        return self._between(self._scope, low, high)
+
+    def confine_between(self, low: int, high: int) -> bool:
+        if self._confines is None:
+            self._confines = [m.start() for m in _CONFINES.finditer(self._lower)]
+        return self._between(self._confines, low, high)
 # What ends a prefix cue's scope before the literal: a clause of its own ("; ", " but ", " except ").
 _SCOPE_ENDS = re.compile(r"[;.!?](?=\s)|\s(?:but|however|whereas|although|except|though|instead|unlike)\s|\n")
 # What separates a cue from a literal it would otherwise qualify: a dash that opens an aside, a line end.
@@ -322,7 +367,28 @@ def part_reading(text: str) -> str:
 
 @functools.lru_cache(maxsize=512)
 def phrase_pattern(phrases: tuple[str, ...]) -> re.Pattern[str]:
-    """One regex for a cue list: words match on word boundaries, symbols anywhere; an empty list never matches."""
+    """One regex for a cue list: words match on word boundaries, symbols anywhere; an empty list never matches.
+
+    Each alternative opens with its phrase's own characters and checks the boundary before it only once it
+    has matched (``never(?<!\\wnever)``): the regex engine then skips in C to where a phrase may start
+    instead of trying every alternative at every position (the same matches, many times faster on a long
+    text; ``test_text_scans`` pins it to the plain pattern).
+    """
+    if not phrases:
+        return re.compile(r"(?!)")
+    parts = []
+    for p in sorted(phrases, key=len, reverse=True):
+        body = re.escape(p)
+        if p[0].isalnum():
+            body += r"(?<!\w" + re.escape(p) + ")"
+        if p[-1].isalnum():
+            body += r"(?![\w])"
+        parts.append(body)
+    return re.compile("|".join(parts))
+
+
+def plain_phrase_pattern(phrases: tuple[str, ...]) -> re.Pattern[str]:
+    """``phrase_pattern`` written the plain way (boundary lookbehind first), for tests to compare against."""
     if not phrases:
         return re.compile(r"(?!)")
     parts = []
@@ -647,31 +713,42 @@ class Context:
         window = self.rules.cue_window if window is None else window
         lower = clause.lower
         # A cue inside a negation trap ("never" in "never mind") is no cue; the trap itself may be one.
-        traps = [(m.start(), m.end()) for m in phrase_pattern(self.rules.negation_traps).finditer(lower)]
+        traps = _Traps(lower, self.rules.negation_traps)
         word_starts = [m.start() for m in _WORD.finditer(lower)]  # once, not once per cue (linear, not quadratic)
         cue_words = []
         for m in phrase_pattern(cues).finditer(lower):
-            if any(a <= m.start() and m.end() <= b and (a, b) != m.span() for a, b in traps):
+            if traps.holds(m.start(), m.end()):
                 continue
             if not (skip_negated and (self.negated(lower, m.start()) or _ANSWERED_NO.match(lower, m.end()))):
                 cue_words.append((bisect.bisect_left(word_starts, m.start()), m.group(0), m.start(), m.end()))
         if not cue_words:
             return None
+        # Cues are in text order: the ones a mention can take are found by bisection, never by trying all
+        # of them for every mention (a long clause holding the literal often would be quadratic).
+        cue_at = [w for w, *_ in cue_words]
+        cue_ends = [end for *_, end in cue_words]
+        stops = _Stops(lower)
         for found_start, found_end in token_spans(clause.text, literal):  # every mention of the literal, not the first
             start_words = bisect.bisect_left(word_starts, found_start)
             end_words = start_words + max(1, len(_WORD.findall(lower, found_start, found_end)))
-            for w, cue, cue_start, cue_end in cue_words:
-                if before_only:
-                    near = cue_end <= found_start and (unlimited or start_words - window <= w) and not _SCOPE_ENDS.search(
-                        lower, cue_end, found_start)
-                else:
-                    near = start_words - window <= w <= end_words + window
-                if near and confined:
+            if before_only:
+                last = bisect.bisect_right(cue_ends, found_start) - 1
+                floor = -1 if unlimited else bisect.bisect_left(cue_at, start_words - window) - 1
+                # the nearest cues before it: a scope end that stops the nearest stops every earlier one
+                candidates = range(last, max(floor, last - _NEAREST), -1)
+            else:
+                candidates = range(bisect.bisect_left(cue_at, start_words - window),
+                                   bisect.bisect_right(cue_at, end_words + window))
+            for k in candidates:
+                _, cue, cue_start, cue_end = cue_words[k]
+                if before_only and stops.scope_end_between(cue_end, found_start):
+                    break
+                if confined:
                     low, high = (cue_end, found_start) if cue_end <= found_start else (found_end, cue_start)
-                    near = not _CONFINES.search(lower, low, high) and not _name_beside(
-                        clause.text, lower, literal, (low, high), (cue_start, cue_end))
-                if near:
-                    return cue
+                    if stops.confine_between(low, high) or _name_beside(clause.text, lower, literal, (low, high),
+                                                                         (cue_start, cue_end)):
+                        continue
+                return cue
         return None
 
     def label_cue(self, line: Clause, literal: str, cues: tuple[str, ...], *, skip_negated: bool = False) -> str | None:

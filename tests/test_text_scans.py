@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 from harness import Role, ToolCall, Turn
 from harness._base._tokens import _message_tokens, count_tokens
 from harness._base._wholetoken import has_token, literal_pattern, token_spans
-from oracles._context import _IDENT, _may_open, _opening_pattern, _openings, identifier_tokens, near_miss_among, tokens_of
+from oracles._context import (_IDENT, _may_open, _opening_pattern, _openings, identifier_tokens, near_miss_among,
+                              phrase_pattern, plain_phrase_pattern, tokens_of)
 
 _TOKEN = re.compile(r"\w+|[^\w\s]")  # the counter's definition, written out again on purpose
 
@@ -253,3 +254,18 @@ def test_the_source_knows_a_token_when_its_text_holds_it(texts, asked, cuts):
         text = _prose._joined(transcript.turns[:boundary])
         tokens = set(asked).union(*(identifier_tokens(t) for t in texts))  # inside the window and past it
         assert source.known(tokens) == {t for t in tokens if t in text}
+
+
+_PHRASE = st.text(alphabet=st.sampled_from("ab -'.:"), min_size=1, max_size=6).filter(str.strip)
+
+
+@given(phrases=st.lists(_PHRASE, max_size=4, unique=True),
+       text=st.text(alphabet=st.sampled_from("ab -'.:_1\n"), max_size=60),
+       start=st.integers(0, 60), end=st.integers(0, 60))
+@example(phrases=["never", "must not"], text="nevermind; never - must not, xnever", start=0, end=60)
+def test_the_phrase_pattern_finds_what_the_plain_pattern_finds(phrases, text, start, end):
+    """Checking a phrase's left boundary after it matched (so the engine can skip to where a phrase may
+    start) finds the same matches as checking it first, also inside a slice of the text."""
+    fast, plain = phrase_pattern(tuple(phrases)), plain_phrase_pattern(tuple(phrases))
+    assert [m.span() for m in fast.finditer(text, start, end)] == [m.span() for m in plain.finditer(text, start, end)]
+    assert bool(fast.match(text, start)) == bool(plain.match(text, start))
