@@ -63,7 +63,7 @@ def _polarity_finding(ctx, fact, literal: str, sentences) -> Finding | None:
         clause = next((c for c in ctx.units_with(rules.softening_unit, literal) if c.text in sentence.text), sentence)
         soft = ctx.cue_in(clause, rules.softening_cues)
         forbids = _forbids(ctx, sentence, literal)
-        if soft and forbids and not ctx.modifies(clause, rules.softening_cues, rules.prohibition_cues):
+        if soft and forbids and not ctx.modifies(clause, rules.softening_cues, _forbidding(rules)):
             conflicting = conflicting or (sentence, soft, forbids)
         elif soft:
             softened = softened or (sentence, soft)
@@ -111,8 +111,12 @@ def _forbids(ctx, sentence, literal: str) -> str | None:
     cue = ctx.cue_near(sentence, literal, rules.prohibition_cues)
     if cue is not None:
         return cue
-    prohibitive = tuple(n for n in rules.negators if n not in rules.factual_negators)
-    return ctx.cue_near(sentence, literal, rules.prohibition_cues + prohibitive, before_only=True)
+    return ctx.cue_near(sentence, literal, _forbidding(rules), before_only=True)
+
+
+def _forbidding(rules) -> tuple[str, ...]:
+    """What forbids what follows it: the prohibition cues and the negators that are no statement of fact."""
+    return rules.prohibition_cues + tuple(n for n in rules.negators if n not in rules.factual_negators)
 
 
 @oracle("threshold-exact", reference="004, 002", retention=True)

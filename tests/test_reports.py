@@ -51,14 +51,28 @@ def mutant_run():
     return run(RunConfig(summarizer=MUTANT, examples=15, seed=11, max_turns=200, quiet=True, isolation="inline"))
 
 
+@pytest.mark.parametrize("mode, status", [("review", "skipped"), ("fail", "failure")])
+def test_unclear_readings_are_a_valid_junit_case_skipped_for_review_or_failing(junit_schema, mutant_run, mode, status):
+    document = dict(report_dict(mutant_run), unclear_mode=mode, unclear=[{
+        "invariant": "negation-polarity", "fact_kind": "prohibition", "fact_id": "F1", "why": "unattached",
+        "detail": "s3://x-1/ stands with 'no', which the reading could not attach to it as a prohibition",
+        "obligation": "never s3://x-1/", "sentence": "To s3://x-1/ we may make no calls", "example": 2,
+        "round": 0, "boundary": 12, "count": 3}])
+    xml = run_junit(document, oracles=document["oracles"])
+    junit_schema.validate(xml)
+    assert _cases(xml)["unclear"] == status
+    assert "To s3://x-1/ we may make no calls" in xml
+
+
 def test_a_run_is_one_case_per_oracle_failing_where_the_run_failed(junit_schema, mutant_run):
     document = report_dict(mutant_run)
     xml = run_junit(document, oracles=document["oracles"])
     junit_schema.validate(xml)
     cases = _cases(xml)
-    assert set(cases) == set(document["oracles"]) | {"summarizer", "complete"}
+    assert set(cases) == set(document["oracles"]) | {"summarizer", "complete", "unclear"}
     assert {name for name, status in cases.items() if status == "failure"} == {"negation-polarity"}
     assert cases["summarizer"] == cases["complete"] == "passed"
+    assert cases["unclear"] == ("skipped" if document["unclear"] else "passed")
     assert document["violations"][0]["reproduce"] in xml
 
 

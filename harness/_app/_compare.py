@@ -240,10 +240,11 @@ def _key_dict(key: FailureKey, detail: str) -> dict[str, str]:
 
 
 def _kept(side: Side, kind: str) -> str:
-    """The share of ``kind``'s live obligations kept, summed over every round of every session, as a percentage."""
+    """The share of ``kind``'s settled obligations kept (unclear ones left out), summed over every round of every
+    session, as a percentage."""
     tallies = [side.run.survival.tally(kind, r) for r in range(len(side.run.survival.rounds))]
-    live = sum(t.live for t in tallies)
-    return f"{round(100 * sum(t.kept + t.bent for t in tallies) / live)}%" if live else "-"
+    settled = sum(t.settled for t in tallies)
+    return f"{round(100 * sum(t.kept + t.bent for t in tallies) / settled)}%" if settled else "-"
 
 
 def render_comparison_text(comparison: Comparison) -> str:

@@ -322,7 +322,7 @@ def _survival_section(d: dict[str, Any], source: str, threshold: float) -> str:
                 f"sessions and are left out of the chart (they are in the numbers below)."
                 if len(charted.rounds) < len(survival.rounds) else "")
     return (head + f'<p class="muted">Share of the live obligations of each kind that the summarizer kept (bent ones '
-            f"counted as kept) after each compaction, over every session of the run ({survival.sessions[0]} "
+            f"counted as kept, unclear ones left out) after each compaction, over every session of the run ({survival.sessions[0]} "
             f"sessions compacted at least once); a ring marks the first round below the threshold. A kind is "
             f"counted only when a selected oracle reports its losses (Oracle.retention).{left_out}</p>"
             f'<div class="chart">{survival_svg(charted, threshold)}</div><ul class="legend">{"".join(legend)}</ul>'
@@ -347,7 +347,8 @@ def _survival_numbers(survival: Survival, threshold: float) -> str:
             t = survival.tally(kind, r)
             share = survival.share(kind, r)
             below = ' class="below"' if share is not None and share < threshold else ""
-            cells.append(f"<td{below}>{t.kept + t.bent}/{t.live}</td>" if t.live else "<td></td>")
+            unclear = f" ({t.unclear} unclear)" if t.unclear else ""
+            cells.append(f"<td{below}>{t.kept + t.bent}/{t.settled}{unclear}</td>" if t.live else "<td></td>")
         rows.append(f"<tr><th>{_e(kind)}</th>{''.join(cells)}</tr>")
     return ('<details><summary>The numbers (kept/live per round)</summary><div class="scroll"><table class="numbers">'
             f"<tr><th>kind \\ round</th>{head}</tr>{''.join(rows)}</table></div></details>")

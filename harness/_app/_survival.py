@@ -47,6 +47,11 @@ class Tally:
     def lost(self) -> int:
         return self.live - self.kept - self.bent - self.unclear
 
+    @property
+    def settled(self) -> int:
+        """The live obligations the reading settled either way (unclear ones are neither kept nor lost)."""
+        return self.live - self.unclear
+
     def __add__(self, other: Tally) -> Tally:
         return Tally(self.live + other.live, self.kept + other.kept, self.bent + other.bent,
                      self.unclear + other.unclear)
@@ -109,9 +114,10 @@ class Survival:
         return dict(self.rounds[r]).get(kind, Tally()) if 0 <= r < len(self.rounds) else Tally()
 
     def share(self, kind: str, r: int) -> float | None:
-        """The share of ``kind``'s live obligations round ``r`` kept (bent ones count as kept), or None if none."""
+        """The share of ``kind``'s settled obligations round ``r`` kept (bent ones count as kept; unclear ones
+        are left out, neither kept nor lost), or None if none."""
         t = self.tally(kind, r)
-        return (t.kept + t.bent) / t.live if t.live else None
+        return (t.kept + t.bent) / t.settled if t.settled else None
 
     def cliff(self, kind: str, threshold: float) -> int | None:
         """The first round (0-based) whose share kept falls below ``threshold``, or None."""

@@ -81,14 +81,14 @@ def survival_svg(survival: Survival, threshold: float = DEFAULT_THRESHOLD, *, ti
             if share is not None:
                 t = survival.tally(kind, r)
                 out.append(f'<circle class="point" cx="{x(r):.1f}" cy="{y(share):.1f}" r="2.5" fill="{colour}">'
-                           f'<title>{escape(kind)}, round {r + 1}: {t.kept + t.bent} of {t.live} kept</title></circle>')
+                           f'<title>{escape(kind)}, round {r + 1}: {t.kept + t.bent} of {t.settled} kept</title></circle>')
         cliff = survival.cliff(kind, threshold)
         if cliff is not None:
             share = survival.share(kind, cliff)
             t = survival.tally(kind, cliff)
             out.append(f'<circle class="cliff" data-kind="{escape(kind)}" data-round="{cliff + 1}" cx="{x(cliff):.1f}" '
                        f'cy="{y(share):.1f}" r="6" stroke="{colour}"><title>{escape(kind)}: {share:.0%} kept '
-                       f'({t.kept + t.bent} of {t.live}) at round {cliff + 1}, the first below {threshold:.0%}'
+                       f'({t.kept + t.bent} of {t.settled}) at round {cliff + 1}, the first below {threshold:.0%}'
                        f'</title></circle>')
     out.append("</svg>")
     return "\n".join(out)
