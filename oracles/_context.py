@@ -387,21 +387,6 @@ def phrase_pattern(phrases: tuple[str, ...]) -> re.Pattern[str]:
     return re.compile("|".join(parts))
 
 
-def plain_phrase_pattern(phrases: tuple[str, ...]) -> re.Pattern[str]:
-    """``phrase_pattern`` written the plain way (boundary lookbehind first), for tests to compare against."""
-    if not phrases:
-        return re.compile(r"(?!)")
-    parts = []
-    for p in sorted(phrases, key=len, reverse=True):
-        body = re.escape(p)
-        if p[0].isalnum():
-            body = r"(?<![\w])" + body
-        if p[-1].isalnum():
-            body += r"(?![\w])"
-        parts.append(body)
-    return re.compile("|".join(parts))
-
-
 @functools.lru_cache(maxsize=64)
 def _opening_pattern(phrases: tuple[str, ...]) -> re.Pattern[str]:
     """One of ``phrases`` where a sentence opens in raw text: at a line start or after an end mark,

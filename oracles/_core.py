@@ -96,6 +96,14 @@ class Finding:
         return cls.about(invariant, fact, detail, expected=expected, found=found, severity=Severity.UNCLEAR,
                          evidence=why)
 
+    @classmethod
+    def unattached(cls, invariant: str, fact: Fact, literal: str, word: str, reading: str, *, expected: str,
+                   found: str) -> Finding:
+        """Words of force stand by ``literal`` and the reading could attach none of them (``reading`` says as
+        what): unclear, never a bare mention."""
+        return cls.unclear(invariant, fact, f"{literal} stands with {word!r}, which the reading could not {reading}",
+                           why=Evidence.UNATTACHED, expected=expected, found=found)
+
 
 @dataclass(frozen=True)
 class Case:

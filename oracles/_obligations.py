@@ -57,9 +57,9 @@ def commitment_retained(case: Case) -> Iterator[Finding]:
         force = ctx.force_words(obj, ctx.rules.pending_cues + ctx.rules.action_words)
         if force is not None:
             unit, word = force
-            yield Finding.unclear("commitment-retained", fact, f"{obj} stands with {word!r}, which the reading could not "
-                                  f"attach to the pending action ({fact.detail('action')})", why=Evidence.UNATTACHED,
-                                  expected=expected, found=unit.text)
+            yield Finding.unattached("commitment-retained", fact, obj, word,
+                                     f"attach to the pending action ({fact.detail('action')})", expected=expected,
+                                     found=unit.text)
             continue
         yield Finding.about(
             "commitment-retained", fact,
@@ -172,9 +172,8 @@ def closure(case: Case) -> Iterator[Finding]:
         force = ctx.force_words(call_id, ctx.rules.force_words) or ctx.line_cue(call_id, open_cues)
         if force is not None:
             unit, word = force
-            yield Finding.unclear("closure", fact, f"call {call_id} stands with {word!r}, which the reading could not "
-                                  "read as open or finished", why=Evidence.UNATTACHED, expected=expected,
-                                  found=unit.text)
+            yield Finding.unattached("closure", fact, f"call {call_id}", word, "read as open or finished",
+                                     expected=expected, found=unit.text)
             continue
         yield Finding.about("closure", fact, f"call {call_id} is still open at the boundary but the context does not mark it UNRESOLVED",
                             expected=expected, found=clauses[0].text if clauses else None,

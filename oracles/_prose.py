@@ -97,9 +97,8 @@ def _polarity_finding(ctx, fact, literal: str, sentences) -> Finding | None:
     force = ctx.force_words(literal, rules.prohibition_cues + rules.negators + rules.force_words)
     if force is not None:
         line, word = force
-        return Finding.unclear("negation-polarity", fact, f"{literal} stands with {word!r}, which the reading could not "
-                               "attach to it as a prohibition", why=Evidence.UNATTACHED, expected=expected,
-                               found=line.text)
+        return Finding.unattached("negation-polarity", fact, literal, word, "attach to it as a prohibition",
+                                  expected=expected, found=line.text)
     return Finding.about("negation-polarity", fact, f"{literal} is mentioned without its prohibition",
                          expected=expected, found=sentences[0].text, evidence=Evidence.BARE_MENTION)
 
@@ -358,9 +357,8 @@ def negative_fact_disposition(case: Case) -> Iterator[Finding]:
              if (cue := ctx.cue_near(u, literal, rules.negators, window=1, before_only=True))), None)
         if force is not None:
             unit, word = force
-            yield Finding.unclear("negative-fact-disposition", fact, f"{literal} stands with {word!r}, which the reading "
-                                  f"could not read as its disposition ({disposition})", why=Evidence.UNATTACHED,
-                                  expected=expected, found=unit.text)
+            yield Finding.unattached("negative-fact-disposition", fact, literal, word,
+                                     f"read as its disposition ({disposition})", expected=expected, found=unit.text)
             continue
         yield Finding.about("negative-fact-disposition", fact,
                             f"{literal} is mentioned but no longer marked {disposition}; it may be re-proposed",

@@ -12,7 +12,7 @@ from harness import Role, ToolCall, Turn
 from harness._base._tokens import _message_tokens, count_tokens
 from harness._base._wholetoken import has_token, literal_pattern, token_spans
 from oracles._context import (_IDENT, _may_open, _opening_pattern, _openings, identifier_tokens, near_miss_among,
-                              phrase_pattern, plain_phrase_pattern, tokens_of)
+                              phrase_pattern, tokens_of)
 
 _TOKEN = re.compile(r"\w+|[^\w\s]")  # the counter's definition, written out again on purpose
 
@@ -254,6 +254,17 @@ def test_the_source_knows_a_token_when_its_text_holds_it(texts, asked, cuts):
         text = _prose._joined(transcript.turns[:boundary])
         tokens = set(asked).union(*(identifier_tokens(t) for t in texts))  # inside the window and past it
         assert source.known(tokens) == {t for t in tokens if t in text}
+
+
+def plain_phrase_pattern(phrases: tuple[str, ...]) -> re.Pattern[str]:
+    """The cue pattern's definition, written out again on purpose: each boundary checked before the phrase."""
+    if not phrases:
+        return re.compile(r"(?!)")
+    parts = []
+    for p in sorted(phrases, key=len, reverse=True):
+        body = (r"(?<![\w])" if p[0].isalnum() else "") + re.escape(p) + (r"(?![\w])" if p[-1].isalnum() else "")
+        parts.append(body)
+    return re.compile("|".join(parts))
 
 
 _PHRASE = st.text(alphabet=st.sampled_from("ab -'.:"), min_size=1, max_size=6).filter(str.strip)
