@@ -5,7 +5,7 @@ oracle; ``select(only=..., skip=...)`` filters by id; ``@oracle("my-id", ...)``
 registers a team's own. See ``oracles/README.md`` for the catalogue.
 """
 
-from oracles import _force, _obligations, _prose, _runtime, _session_oracles, _shape  # noqa: F401  (registers the built-in oracles)
+from oracles import _force, _obligations, _prose, _invented, _runtime, _session_oracles, _shape  # noqa: F401  (registers the built-in oracles)
 from oracles._core import (
     Case,
     Evidence,
