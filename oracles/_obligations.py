@@ -102,6 +102,16 @@ def completion_honest(case: Case) -> Iterator[Finding]:
                 break
 
 
+def _failed(ctx, clause: Clause, call_id: str) -> bool:
+    """The call is told as having ended without its result ("did not complete -> re-issue it"), and no open
+    mark stands in the clause besides those words."""
+    rules = ctx.rules
+    if not ctx.cue_near(clause, call_id, rules.failed_outcome_cues, window=rules.unresolved_window):
+        return False
+    rest = phrase_pattern(rules.failed_outcome_cues).sub(" ", clause.lower)
+    return phrase_pattern(rules.unresolved_cues).search(rest) is None
+
+
 def _still_ahead(rules) -> tuple[str, ...]:
     """The pending cues that cancel a completion: all but those that only say when."""
     return tuple(c for c in rules.pending_cues if c not in rules.conditional_cues)
@@ -158,7 +168,8 @@ def closure(case: Case) -> Iterator[Finding]:
         clauses = ctx.units_with(ctx.rules.unresolved_unit, call_id)
         done_cues = ctx.rules.call_done_cues + ctx.rules.done_statuses
         answered = next((c for c in clauses if ((s := ctx.status_in(c)) and phrase_pattern(done_cues).search(s))
-                         or ctx.cue_near(c, call_id, done_cues, window=ctx.rules.call_done_window, skip_negated=True)),
+                         or ctx.cue_near(c, call_id, done_cues, window=ctx.rules.call_done_window, skip_negated=True)
+                         or _failed(ctx, c, call_id)),
                         None)
         expected = f"{call_id} marked unresolved"
         open_cues = ctx.rules.unresolved_cues + _still_ahead(ctx.rules)

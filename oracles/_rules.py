@@ -53,7 +53,8 @@ class ProseRules:
         "prefer", "rather", "if possible", "where possible", "ideally", "try to", "try not to",
         "avoid", "better not", "should probably", "preferably", "when feasible", "if you can", "mostly",
         "usually", "generally", "typically", "normally", "where practical", "as a rule", "most of the time",
-        " over ", "ranked", "ranking", "favour", "favor", "lean towards", "discouraged",
+        " over ", "ranked", "ranking", "favour", "favor", "lean towards", "discouraged", "not recommended",
+        "not preferred", "less preferred", "not ideal",
     )
     # Phrases that contain a negation word but are not prohibitions.
     negation_traps: tuple[str, ...] = (
@@ -152,7 +153,8 @@ class ProseRules:
         "fine to raise", "fine to skip", "fine to go", "go higher", "go lower", "tune upward", "tune downward",
         "could serve", "as a reference", "if practical", "try to", "aim for", "no longer relevant",
         "not relevant", "irrelevant", "obsolete", "consider", "if there's time", "if there is time", "if time allows",
-        "time permitting", "maybe", "perhaps", "at some point", "eventually",
+        "time permitting", "maybe", "perhaps", "at some point", "eventually", "you can", "is a target",
+        "a soft target",
     )
     # Cues that re-assert a requirement in its unit, so a waiver word there is about something else, and a
     # weakening word there that does not stand right before one of them conflicts with it (unclear).
@@ -248,6 +250,13 @@ class ProseRules:
         "done", "completed", "complete", "finished", "succeeded", "returned", "came back", "answered",
         "responded", "ok", "success", "struck through", "failed", "timed out", "cancelled", "canceled", "aborted",
         "errored",
+    )
+    # A call told as having ended without its result ("the restore did not complete -> re-issue it"): a
+    # finished call, unless an open mark ("yet", "still running") shares the sentence.
+    failed_outcome_cues: tuple[str, ...] = (
+        "did not complete", "didn't complete", "did not finish", "didn't finish", "did not return", "didn't return",
+        "did not succeed", "didn't succeed", "never completed", "never finished", "never returned", "failed to complete",
+        "failed to finish", "failed to return", "gave up on", "abandoned",
     )
     # A structured status ("status: done", "state = resolved"): its value is read like a cue, and wins
     # over the words around it (a JSON item under "pending_actions" with status done is claimed done).
