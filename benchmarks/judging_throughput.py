@@ -39,7 +39,7 @@ from hypothesis import HealthCheck, Phase, given, settings
 
 from harness import CompactionResult, Role, Turn
 from harness._base._tokens import context_tokens, message_tokens
-from oracles import Case, _context, _prose, check
+from oracles import Case, _context, _invented, check
 from strategies import transcripts
 
 SIZES = (10_000, 100_000, 1_000_000)
@@ -107,7 +107,7 @@ _PATTERN_CACHES = {"phrase_pattern", "literal_pattern", "_status_pattern", "_ope
 
 def _clear_caches() -> None:
     _context._OPENINGS_SEEN.clear()  # what the opening scan remembers per message
-    _prose._WINDOWS_READ.clear()  # the last source window read per transcript
+    _invented._WINDOWS_READ.clear()  # the last source window read per transcript
     for name, module in list(sys.modules.items()):
         if not name.startswith(("oracles", "harness")):
             continue

@@ -166,12 +166,12 @@ def test_the_near_miss_search_answers_as_difflib_ratio_does(literal, tokens, rat
 def test_a_growing_window_reads_the_tokens_a_fresh_read_does(texts, cuts):
     """no-invented-obligation extends the last window's tokens by the turns since; whatever the order
     of the windows asked for, each answer is the tokens of that window read afresh."""
-    from oracles import _prose
+    from oracles import _invented
 
     turns = tuple(Turn(Role.USER, text) for text in texts)
     for cut in cuts:
         boundary = cut % (len(turns) + 1)
-        assert _prose._window_tokens(turns, boundary) == tokens_of(_prose._joined(turns[:boundary]))
+        assert _invented._window_tokens(turns, boundary) == tokens_of(_invented._joined(turns[:boundary]))
 
 
 # -- the structure rewrite's fast path for prose lines reads them as the general rules do ------------
@@ -245,13 +245,13 @@ def test_the_source_knows_a_token_when_its_text_holds_it(texts, asked, cuts):
     """However far the window's tokens were read before (each window of one transcript, in any order),
     ``known`` answers exactly "the window's text holds it"."""
     from harness import Transcript
-    from oracles import Case, _prose
+    from oracles import Case, _invented
 
     transcript = Transcript(tuple(Turn(Role.USER, text) for text in texts), (), ())
     for cut in cuts:
         boundary = cut % (len(texts) + 1)
-        source = _prose._SourceText(Case(transcript, boundary, 10_000, CompactionResult(())))
-        text = _prose._joined(transcript.turns[:boundary])
+        source = _invented._SourceText(Case(transcript, boundary, 10_000, CompactionResult(())))
+        text = _invented._joined(transcript.turns[:boundary])
         tokens = set(asked).union(*(identifier_tokens(t) for t in texts))  # inside the window and past it
         assert source.known(tokens) == {t for t in tokens if t in text}
 
