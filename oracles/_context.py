@@ -755,10 +755,10 @@ class Context:
         if cut >= start:
             spans.append((start, cut))
         lower = line.lower
-        traps = [(m.start(), m.end()) for m in phrase_pattern(self.rules.negation_traps).finditer(lower)]
+        traps = _Traps(lower, self.rules.negation_traps)
         for a, b in spans:
             for m in phrase_pattern(cues).finditer(lower, a, b):
-                if any(t0 <= m.start() and m.end() <= t1 and (t0, t1) != m.span() for t0, t1 in traps):
+                if traps.holds(m.start(), m.end()):
                     continue
                 if not (skip_negated and self.negated(lower[:b], m.start())):
                     return m.group(0)
@@ -841,9 +841,9 @@ class Context:
     def free_cue(self, clause: Clause, cues: tuple[str, ...]) -> str | None:
         """The first of ``cues`` anywhere in ``clause`` that is not inside a negation trap ("don't worry")."""
         lower = clause.lower
-        traps = [(m.start(), m.end()) for m in phrase_pattern(self.rules.negation_traps).finditer(lower)]
+        traps = _Traps(lower, self.rules.negation_traps)
         for m in phrase_pattern(cues).finditer(lower):
-            if not any(a <= m.start() and m.end() <= b and (a, b) != m.span() for a, b in traps):
+            if not traps.holds(m.start(), m.end()):
                 return m.group(0)
         return None
 
