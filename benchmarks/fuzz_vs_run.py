@@ -16,8 +16,8 @@ import argparse
 import statistics
 import tempfile
 
-from harness._app._fuzzing import DEFAULT_FUZZ_MAX_TURNS, FuzzConfig, fuzz
-from harness._app._runner import RunConfig, run
+from harness._app.fuzzing._fuzz import DEFAULT_FUZZ_MAX_TURNS, FuzzConfig, fuzz
+from harness._app.running._run import RunConfig, run
 
 SUBJECT = "harness.summarizers.terse:summarize"
 

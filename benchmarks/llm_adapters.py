@@ -23,11 +23,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from harness._app._adapters import Summarizer  # noqa: E402
-from harness._app._runner import RunConfig, run  # noqa: E402
+from harness._app.calling._summarizer import Summarizer  # noqa: E402
+from harness._app.running._run import RunConfig, run  # noqa: E402
 from hypothesis import HealthCheck, Phase, find, settings  # noqa: E402
 
-from harness._app._session import run_session  # noqa: E402
+from harness._app.judging._session import run_session  # noqa: E402
 from harness._base._protocol import CompactionRequest  # noqa: E402
 from harness.summarizers import prose  # noqa: E402
 from strategies import transcripts  # noqa: E402

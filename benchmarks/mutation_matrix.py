@@ -20,7 +20,7 @@ import warnings
 
 from hypothesis import HealthCheck, Phase, given, seed, settings
 
-from harness._app._judging import judge_session
+from harness._app.judging._judge import judge_session
 from harness._base._compact import compact_once, request_for
 from harness._base._model import Consumer
 from harness.summarizers import identity, ledgered, prose

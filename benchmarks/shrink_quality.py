@@ -21,7 +21,7 @@ import statistics
 import time
 from collections import defaultdict
 
-from harness._app._runner import RunConfig, run
+from harness._app.running._run import RunConfig, run
 from harness.summarizers.mutants import MUTANTS, SESSION_MUTANTS
 
 NAIVE = {"tail": "harness.summarizers.naive:tail", "head_tail": "harness.summarizers.naive:head_tail"}

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from playwright.sync_api import sync_playwright
 
-from harness._app._cli import main
+from harness._app.cli._main import main
 
 DOCS = Path(__file__).resolve().parent
 CHROMIUM = os.environ.get("COMPACTION_HARNESS_CHROMIUM", "/usr/bin/chromium")

@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 
 import strategies
 from fuzz._mutate import Make
-from harness._app._corpus import CorpusEntry, entry_to_dict
+from harness._app.corpus._entries import CorpusEntry, entry_to_dict
 from harness._base._codec import transcript_to_dict
 from harness._base._compact import request_for
 from harness._base._messages import to_messages

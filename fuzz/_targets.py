@@ -25,9 +25,9 @@ from hypothesis import strategies as st
 from fuzz import _pool
 from fuzz._mutate import Make, json_values, mutated, to_text, vocabulary
 from fuzz._odd import EXCEPTIONS, odd_values, raised, realise
-from harness._app._corpus import entry_from_dict, entry_name, entry_to_dict
-from harness._app._openai_adapter import _completion
-from harness._app._transport import Setup, checked_answer
+from harness._app.corpus._entries import entry_from_dict, entry_name, entry_to_dict
+from harness._app.calling._openai import _completion
+from harness._app.calling._transport import Setup, checked_answer
 from harness._base._calling import call_once
 from harness._base._codec import dumps, loads, transcript_from_dict
 from harness._base._errors import InfraError, SchemaError

@@ -42,7 +42,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from harness._app._loading import load_callable
+from harness._app.calling._loading import load_callable
 from harness._base._codec import fact_from_dict
 from harness._base._errors import HarnessError, MalformedResult, SchemaError, SpecError
 from harness._base._protocol import CompactionRequest, result_from_return, result_to_dict, resolve_protocol

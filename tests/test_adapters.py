@@ -7,9 +7,9 @@ import pytest
 
 from harness import CompactionResult, Role, Transcript, Turn, request_for
 from harness import InfraError, SpecError
-from harness._app._adapters import Summarizer
-from harness._app._cache import CallCache
-from harness._app._loading import load_callable
+from harness._app.calling._summarizer import Summarizer
+from harness._app.calling._cache import CallCache
+from harness._app.calling._loading import load_callable
 
 FAULTY = str(Path(__file__).parent / "fixtures" / "faulty.py")
 

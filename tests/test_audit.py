@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 
 from harness import Role, SchemaError, Turn
-from harness._app._audit import audit_files, obligations_from_dict
-from harness._app._cli import main
+from harness._app.judging._audit import audit_files, obligations_from_dict
+from harness._app.cli._main import main
 from tests._labelled import judge, load_rows, table
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "audit"

@@ -9,7 +9,7 @@ import pytest
 
 from harness import dumps
 from tests._proc import harness_crashed
-from harness._app._cli import main
+from harness._app.cli._main import main
 from oracles import registered
 from harness.summarizers.mutants import MUTANTS, SESSION_MUTANTS
 from strategies import Skeleton, expand

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from harness import Role, Transcript, Turn
-from harness._app._adapters import Summarizer
-from harness._app._cli import main
-from harness._app._corpus import (
+from harness._app.calling._summarizer import Summarizer
+from harness._app.cli._main import main
+from harness._app.corpus._entries import (
     CorpusEntry,
     dedupe_corpus,
     entry_name,
@@ -19,7 +19,7 @@ from harness._app._corpus import (
     merge_corpora,
     save_entry,
 )
-from harness._app._replay import replay_entry
+from harness._app.corpus._replay import replay_entry
 from harness.summarizers.mutants import MUTANTS, SESSION_MUTANTS
 
 SEEDED = Path(__file__).resolve().parent.parent / "corpora"

@@ -6,7 +6,7 @@ reader calls it kept. The oracles must agree both ways.
 
 import pytest
 
-from harness._app._audit import audit, obligations_from_dict, turns_from_messages
+from harness._app.judging._audit import audit, obligations_from_dict, turns_from_messages
 from harness._base._protocol import CompactionResult
 from harness._base._model import Role, Turn
 

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from harness._app._cli import main
-from harness._app._corpus import load_corpus, load_entry
-from harness._app._fuzzing import fuzz_directory
+from harness._app.cli._main import main
+from harness._app.corpus._entries import load_corpus, load_entry
+from harness._app.fuzzing._fuzz import fuzz_directory
 
 pytest.importorskip("atheris")  # the fuzz extra; CI installs it (.[dev] includes it)
 
@@ -139,7 +139,7 @@ def test_merge_adds_only_inputs_with_new_coverage(tmp_path, capsys):
 
 
 def test_the_entry_script_is_executable_for_libfuzzers_re_exec(tmp_path):
-    from harness._app._fuzzing import _entry_script
+    from harness._app.fuzzing._fuzz import _entry_script
     script = _entry_script(tmp_path)
     assert os.access(script, os.X_OK)
     assert script.read_text().startswith(f"#!{sys.executable}\n")

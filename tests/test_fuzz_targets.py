@@ -20,8 +20,8 @@ import pytest
 from fuzz import _targets
 from harness import CompactionRequest, CompactionResult, InfraError, Role, SchemaError, ToolCall, Turn, loads
 from harness import transcript_from_dict
-from harness._app._corpus import load_entry
-from harness._app._openai_adapter import _completion
+from harness._app.corpus._entries import load_entry
+from harness._app.calling._openai import _completion
 from harness._base._calling import call_once
 from harness._base._wire import Usage
 

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 
-from harness._app._runner import RunConfig, evaluate, open_summarizer
+from harness._app.running._run import RunConfig, evaluate, open_summarizer
 from oracles import select
 from strategies import expand, skeletons
 from tests.fixtures.gaming_summarizers import GAMING

@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from harness._app._cli import main
-from harness._app._html_report import render_html
+from harness._app.cli._main import main
+from harness._app.reports._html import render_html
 
 ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = Path(os.environ.get("COMPACTION_HARNESS_CHROMIUM", "/usr/bin/chromium"))

@@ -13,13 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from harness._app._adapters import Summarizer
-from harness._app._cli import main
-from harness._app._corpus import load_corpus
-from harness._app._remote import Endpoint, JsonPoster, retry_after_seconds
-from harness._app._redact import Redactor
-from harness._app._report import report_dict
-from harness._app._runner import RunConfig, run
+from harness._app.calling._summarizer import Summarizer
+from harness._app.cli._main import main
+from harness._app.corpus._entries import load_corpus
+from harness._app.calling._remote import Endpoint, JsonPoster, retry_after_seconds
+from harness._app.calling._redact import Redactor
+from harness._app.reports._text import report_dict
+from harness._app.running._run import RunConfig, run
 from harness._base._errors import InfraError, SpecError
 from harness._base._model import Role, Turn
 from harness._base._protocol import CompactionRequest
@@ -308,5 +308,5 @@ def test_a_team_prompt_is_what_the_model_gets(tmp_path):
 
 
 def _text(result) -> str:
-    from harness._app._report import render_text
+    from harness._app.reports._text import render_text
     return render_text(result)

@@ -3,7 +3,7 @@
 import dataclasses
 
 from harness import Fact, FactKind, Fate, Polarity, Role, Status, Transcript, Turn
-from harness._app._minimize import minimize, without_turns
+from harness._app.shrinking._moves import minimize, without_turns
 from strategies import Skeleton, expand
 
 
@@ -50,7 +50,7 @@ def test_minimize_keeps_pairs_the_predicate_needs():
 # -- the domain minimizer's other moves -----------------------------------------------------------
 
 from harness import ToolCall  # noqa: E402
-from harness._app._minimize import coalesce, ddmin, fact_units, ledger_turns, prefix, shortened  # noqa: E402
+from harness._app.shrinking._moves import coalesce, ddmin, fact_units, ledger_turns, prefix, shortened  # noqa: E402
 from harness._base._tokens import message_tokens  # noqa: E402
 
 

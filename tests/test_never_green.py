@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from harness import Role, Turn, result_from_return
-from harness._app._cache import CallCache
-from harness._app._cli import main
-from harness._app._corpus import load_corpus, save_entry
+from harness._app.calling._cache import CallCache
+from harness._app.cli._main import main
+from harness._app.corpus._entries import load_corpus, save_entry
 from harness._base._files import write_atomic
 from tests.test_corpus import _entry
 from tests._proc import harness_crashed
@@ -682,7 +682,7 @@ def test_bad_numbers_and_counters_are_usage_errors(capsys, argv, message):
 
 @pytest.mark.parametrize("name", ["PGPASSWORD", "GH_PAT", "DATABASE_URL", "MY_SERVICE_TOKEN", "AWS_SECRET_ACCESS_KEY"])
 def test_common_secret_names_are_redacted(name):
-    from harness._app._redact import Redactor
+    from harness._app.calling._redact import Redactor
 
     assert Redactor.from_environ({name: "value-long-enough"}).redact("x value-long-enough y") == f"x [REDACTED:{name}] y"
 
@@ -796,7 +796,7 @@ def test_fewer_examples_than_asked_is_not_green(tmp_path, monkeypatch):
     """If generation gives up early (Hypothesis: Unsatisfiable), the run says so and exits 4."""
     from hypothesis.errors import NoSuchExample, Unsatisfiable
 
-    from harness._app import _runner
+    from harness._app.running import _run as _runner
 
     real_find = _runner.find
 

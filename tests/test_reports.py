@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from harness._app._cli import main
+from harness._app.cli._main import main
 from harness._app._compare import Comparison, Side
-from harness._app._junit import replay_junit, run_junit
-from harness._app._replay import replay_corpus
-from harness._app._runner import RunConfig, run
-from harness._app._report import REPORT_VERSION, report_dict
+from harness._app.reports._junit import replay_junit, run_junit
+from harness._app.corpus._replay import replay_corpus
+from harness._app.running._run import RunConfig, run
+from harness._app.reports._text import REPORT_VERSION, report_dict
 
 SCHEMA = Path(__file__).resolve().parent / "assets" / "junit-10.xsd"
 CORRECT = "harness.summarizers.prose:summarize"
@@ -177,7 +177,7 @@ def test_compare_replays_the_corpus_with_every_summarizer(tmp_path, junit_schema
 
 def test_a_summarizer_that_fails_where_the_baseline_did_not_is_a_new_failure(mutant_run):
     clean = run(RunConfig(summarizer=CORRECT, examples=4, seed=3, max_turns=200, quiet=True, isolation="inline"))
-    from harness._app._runner import InfraFailure
+    from harness._app.running._run import InfraFailure
     import dataclasses
     broken = dataclasses.replace(clean, infra_errors=(InfraFailure("timeout", "no answer in 30 s", 2),))
     comparison = Comparison((Side(CORRECT, clean), Side("team:broken", broken)))
@@ -339,8 +339,8 @@ def test_one_file_for_two_outputs_or_over_an_input_is_refused(tmp_path, capsys):
 
 
 def test_the_legend_names_a_cliff_in_rounds_too_few_sessions_reach_to_be_charted():
-    from harness._app._html_report import render_html
-    from harness._app._survival import Survival, Tally
+    from harness._app.reports._html import render_html
+    from harness._app.judging._survival import Survival, Tally
     kept, lost = (("prohibition", Tally(2, 2, 0)),), (("prohibition", Tally(2, 0, 0)),)
     survival = Survival()
     for _ in range(28):
@@ -390,7 +390,7 @@ def test_the_same_function_under_two_names_compares_nothing(capsys):
 
 
 def test_two_prompts_of_one_model_never_share_a_cache_key(tmp_path):
-    from harness._app._cli import _side_version
+    from harness._app.cli._main import _side_version
     old, new = tmp_path / "old.txt", tmp_path / "new.txt"
     old.write_text("Keep every obligation. {transcript}")
     new.write_text("Be brief. {transcript}")
@@ -452,7 +452,7 @@ def test_one_factory_makes_two_summarizers_and_compare_tells_them_apart(tmp_path
 
 
 def test_a_prompt_given_once_goes_to_the_openai_sides_of_a_mixed_compare():
-    from harness._app._cli import _check_prompt, _parser
+    from harness._app.cli._main import _check_prompt, _parser
     mixed = _parser().parse_args(["compare", "--summarizer", CORRECT, "--summarizer", "openai:m", "--prompt", "p.txt"])
     _check_prompt(mixed)  # no error: the prompt is for openai:m
     per_side = _parser().parse_args(["compare", "--summarizer", CORRECT, "--prompt", "", "--summarizer", "openai:m",

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 
 from harness import FactKind, InvalidArgument
-from harness._app._cli import main
+from harness._app.cli._main import main
 from harness.testing import CompactionViolation, assert_compaction_holds
 from oracles import DEFAULT_RULES, ProseRules
 from strategies import facts, transcripts

@@ -4,7 +4,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from harness import Role, Transcript, Turn, compact_once
-from harness._app._session import SessionConfig, run_session
+from harness._app.judging._session import SessionConfig, run_session
 from harness._base._tokens import context_tokens
 from harness.summarizers import ledgered
 from harness.summarizers.mutants import accumulates

@@ -9,10 +9,10 @@ import pytest
 from hypothesis import HealthCheck, Phase, find, given, settings
 
 from harness import compact_once
-from harness._app._corpus import CorpusSaver, load_corpus
-from harness._app._judging import judge_session
-from harness._app._replay import replay_corpus
-from harness._app._runner import RunConfig, run
+from harness._app.corpus._entries import CorpusSaver, load_corpus
+from harness._app.judging._judge import judge_session
+from harness._app.corpus._replay import replay_corpus
+from harness._app.running._run import RunConfig, run
 from harness._base._model import Consumer
 from harness.summarizers import ledgered, prose
 from harness.summarizers.mutants import MUTANTS, SESSION_MUTANTS

@@ -9,7 +9,7 @@ import pytest
 from harness import Role, Transcript, Turn
 from harness._base._model import Consumer, Effect, Fact, FactKind, Fate, Polarity, Status, ToolCall, Tightening
 from harness._base._protocol import CompactionRequest, CompactionResult, JournalEntry, LedgerEntry, RecoveryMarker
-from harness._app._judging import judge_session
+from harness._app.judging._judge import judge_session
 from harness._base._errors import InfraError
 from oracles import Case, SessionCase, Severity, check, check_session, select
 

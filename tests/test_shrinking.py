@@ -48,10 +48,10 @@ import json  # noqa: E402
 
 from hypothesis import HealthCheck  # noqa: E402
 
-from harness._app._corpus import CorpusSaver  # noqa: E402
-from harness._app._replay import replay_corpus  # noqa: E402
-from harness._app._report import render_text  # noqa: E402
-from harness._app._runner import RunConfig, shrink_transcript  # noqa: E402
+from harness._app.corpus._entries import CorpusSaver  # noqa: E402
+from harness._app.corpus._replay import replay_corpus  # noqa: E402
+from harness._app.reports._text import render_text  # noqa: E402
+from harness._app.running._run import RunConfig, shrink_transcript  # noqa: E402
 
 TAIL = "harness.summarizers.naive:tail"
 
@@ -102,7 +102,7 @@ def test_the_report_shows_merged_filler_as_a_token_count_and_the_budget_it_fails
 
 
 def test_shrink_given_a_corpus_entry_uses_the_budget_the_entry_fails_at(tmp_path, capsys):
-    from harness._app._cli import main
+    from harness._app.cli._main import main
 
     transcript = _long_transcript_with_an_early_prohibition()
     saver = CorpusSaver(tmp_path, summarizer=TAIL, budget=2000)
@@ -120,7 +120,7 @@ def test_shrink_given_a_corpus_entry_uses_the_budget_the_entry_fails_at(tmp_path
 def test_a_tail_compactor_splitting_a_call_from_its_answer_in_a_long_session_shrinks_to_a_few_turns(tmp_path):
     # Where a window of the newest tokens ends decides this failure, several compactions into a session:
     # shrinking must keep the rounds where they fired and the call with its answer.
-    from harness._app._runner import run
+    from harness._app.running._run import run
 
     config = RunConfig(summarizer=TAIL, isolation="inline", quiet=True, examples=200, seed=1, max_turns=400,
                        only=("tool-pairing",))
@@ -144,8 +144,8 @@ def test_a_failure_rounds_into_a_session_restarts_from_the_request_of_the_failin
     # dropped the fact is itself a transcript: one check, answered by the call cache, replaces a
     # session of many rounds.
     from harness import Fact, FactKind, Polarity, Transcript, Turn
-    from harness._app._judging import judge_session
-    from harness._app._shrinking import Shrinker
+    from harness._app.judging._judge import judge_session
+    from harness._app.shrinking._shrinker import Shrinker
     from harness._base._compact import compact_once
     from harness.summarizers.naive import tail
 
@@ -187,7 +187,7 @@ def _restart_setup(turns, facts, tightenings=(), share=1.0, compactor=None):
     """A tail compactor's session (keeping the newest messages within ``share`` of the budget, or
     ``compactor(messages, budget)``) judged with a call cache keyed by the whole request (turns and budget)."""
     from harness import Transcript
-    from harness._app._judging import judge_session
+    from harness._app.judging._judge import judge_session
     from harness._base._compact import compact_once
     from harness.summarizers.naive import tail
 
@@ -220,7 +220,7 @@ def test_a_restart_keeps_the_tightened_budget_its_round_had():
     request is the failing round's (the cache answers it), not the same turns at the session's budget."""
     from harness import Fact, FactKind, Polarity
     from harness._base._model import Tightening
-    from harness._app._shrinking import Shrinker
+    from harness._app.shrinking._shrinker import Shrinker
 
     work = _work(120)
     turns = (*work[:60], Turn(Role.USER, "Never write to s3://acme-prod-77/ from this job."), *work[60:])
@@ -245,7 +245,7 @@ def test_a_loss_between_two_rounds_restarts_from_the_round_before_it():
     failing round alone cannot show it, so the restart begins a round earlier, with two rounds. (The
     compactor keeps half its budget, so a restarted round fires where the original did.)"""
     from harness import Fact, FactKind, Polarity
-    from harness._app._shrinking import Shrinker
+    from harness._app.shrinking._shrinker import Shrinker
 
     work = _work(120)
     turns = (*work[:60], Turn(Role.USER, "Never write to s3://acme-prod-77/ from this job."), *work[60:])
@@ -271,7 +271,7 @@ def test_an_effect_long_after_its_fact_was_dropped_restarts_from_the_last_reques
     that dropped the governing fact; the restart begins at the last request that still held the turn
     stating the fact, so the minimal session is a few turns, not the rounds before and after it."""
     from harness import Fact, FactKind, Polarity, ToolCall
-    from harness._app._shrinking import Shrinker
+    from harness._app.shrinking._shrinker import Shrinker
     from harness._base._model import Effect
 
     work = _work(260)
@@ -307,7 +307,7 @@ def test_a_call_cut_from_its_answer_shrinks_to_the_pair_at_a_budget_that_splits_
     import pytest
 
     from harness import ToolCall, Transcript
-    from harness._app._shrinking import Shrinker
+    from harness._app.shrinking._shrinker import Shrinker
 
     work = _work(200)
     call = Turn(Role.ASSISTANT, "Reading the config to see which of the feature flags the staging deploy still sets "
@@ -348,7 +348,7 @@ def _late_prohibition(compactor):
     """A prohibition stated after 160 turns of work, then a little more work, compacted by ``compactor``
     at a budget of 600: the turns, the transcript, the calls made, and a shrinker for its failure."""
     from harness import Fact, FactKind, Polarity
-    from harness._app._shrinking import Shrinker
+    from harness._app.shrinking._shrinker import Shrinker
 
     key = ("literal-verbatim", "prohibition")
     work = _work(160)

@@ -19,7 +19,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from harness import compact_once
-from harness._app._judging import judge_session
+from harness._app.judging._judge import judge_session
 from harness._base._protocol import result_from_return
 from harness.summarizers import identity
 from harness.summarizers._render import handle_turn, in_flight_calls

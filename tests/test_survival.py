@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from harness._app._runner import RunConfig, run
-from harness._app._survival import Survival, Tally, session_survival, survival_from_dict
+from harness._app.running._run import RunConfig, run
+from harness._app.judging._survival import Survival, Tally, session_survival, survival_from_dict
 from harness._base._errors import SchemaError
 from harness._base._model import Fact, FactKind, Fate, Polarity, Role, Status, Transcript, Turn
 from tests._report_subjects import CLIFF_ROUND

@@ -24,7 +24,7 @@ from harness import (
     loads,
     undefine_kind,
 )
-from harness._app._cli import main
+from harness._app.cli._main import main
 from harness.summarizers import ledgered, prose
 from harness.testing import assert_compaction_holds
 from oracles import registered, unregister

@@ -10,8 +10,8 @@ import json
 import pytest
 
 from harness import Fact, FactKind, Fate, Polarity, Role, Transcript, Turn
-from harness._app._cli import main
-from harness._app._junit import run_junit
+from harness._app.cli._main import main
+from harness._app.reports._junit import run_junit
 from harness._base._protocol import CompactionResult
 from oracles import Case, Evidence, Severity, check, select
 from oracles._reading import reading_lines

@@ -8,8 +8,8 @@ from typing import Any
 from harness._base._compact import compact_once
 from harness._base._errors import CompactionViolation, InvalidArgument
 from harness._base._model import Transcript
-from harness._app._judging import judge_session
-from harness._app._loading import may_vary
+from harness._app.judging._judge import judge_session
+from harness._app.calling._loading import may_vary
 from oracles import DEFAULT_RULES, ProseRules, select
 
 __all__ = ["assert_compaction_holds"]

@@ -18,9 +18,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from harness._base._errors import InvalidArgument
-from harness._app._replay import Replay, replay_corpus
-from harness._app._report import report_dict
-from harness._app._runner import RunConfig, RunResult, open_summarizer, run
+from harness._app.corpus._replay import Replay, replay_corpus
+from harness._app.reports._text import report_dict
+from harness._app.running._run import RunConfig, RunResult, open_summarizer, run
 
 __all__ = ["Side", "Comparison", "compare", "comparison_dict", "render_comparison_text", "COMPARISON_VERSION"]
 

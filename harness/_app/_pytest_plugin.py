@@ -1,7 +1,7 @@
 """The pytest plugin: ``pytest --summarizer SPEC`` tests a summarizer and replays the corpus.
 
-Kept thin: options and items here, the work in ``harness._app._runner`` and
-``harness._app._replay``, imported only when a summarizer is given (pytest loads
+Kept thin: options and items here, the work in ``harness._app.running._run`` and
+``harness._app.corpus._replay``, imported only when a summarizer is given (pytest loads
 this module in every session of every project that installs us).
 """
 
@@ -66,7 +66,7 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(f"--summarizer-profile {config.getoption('summarizer_profile')!r}: "
                                 f"expected one of {', '.join(_PROFILES)}")
     # lazy: this plugin loads in every pytest session; the harness itself only when --summarizer is given
-    from harness._app._loading import load_callable, load_module, load_rules
+    from harness._app.calling._loading import load_callable, load_module, load_rules
     from harness._app._profiles import profile
     from harness._base._errors import SpecError
     from harness._base._protocol import PROTOCOLS, resolve_protocol
@@ -146,10 +146,10 @@ class HarnessItem(pytest.Item):
 
     def _fuzz(self) -> None:
         # lazy: see pytest_configure
-        from harness._app._corpus import CorpusSaver
-        from harness._app._fuzzing import DEFAULT_FUZZ_MAX_TURNS, FuzzConfig, fuzz
-        from harness._app._report import render_fuzz_text
-        from harness._app._runner import RunConfig
+        from harness._app.corpus._entries import CorpusSaver
+        from harness._app.fuzzing._fuzz import DEFAULT_FUZZ_MAX_TURNS, FuzzConfig, fuzz
+        from harness._app.reports._text import render_fuzz_text
+        from harness._app.running._run import RunConfig
 
         cfg = self.config
         config = RunConfig(summarizer=cfg.getoption("summarizer"), protocol=cfg.getoption("summarizer_protocol"),
@@ -167,10 +167,10 @@ class HarnessItem(pytest.Item):
 
     def _property(self) -> None:
         # lazy: see pytest_configure
-        from harness._app._corpus import CorpusSaver
+        from harness._app.corpus._entries import CorpusSaver
         from harness._app._profiles import profile
-        from harness._app._report import render_text
-        from harness._app._runner import RunConfig, run
+        from harness._app.reports._text import render_text
+        from harness._app.running._run import RunConfig, run
 
         cfg = self.config
         chosen = profile(cfg.getoption("summarizer_profile"))
@@ -197,9 +197,9 @@ class HarnessItem(pytest.Item):
 
     def _replay(self) -> None:
         # lazy: see pytest_configure
-        from harness._app._corpus import load_entry
-        from harness._app._replay import recorded_protocol, replay_entry
-        from harness._app._runner import RunConfig, open_summarizer
+        from harness._app.corpus._entries import load_entry
+        from harness._app.corpus._replay import recorded_protocol, replay_entry
+        from harness._app.running._run import RunConfig, open_summarizer
 
         entry = load_entry(self.entry_path)
         config = RunConfig(summarizer=self.config.getoption("summarizer"),

@@ -15,8 +15,8 @@ from harness._base._errors import InfraError
 from harness._base._model import Transcript, Turn
 from harness._base._protocol import CompactionRequest, CompactionResult, result_to_dict
 from harness._base._tokens import TokenCounter, count_tokens
-from harness._app._session import SessionConfig, run_session
-from harness._app._survival import RoundTally, session_survival
+from harness._app.judging._session import SessionConfig, run_session
+from harness._app.judging._survival import RoundTally, session_survival
 from oracles import DEFAULT_RULES, Case, Finding, Oracle, ProseRules, SessionCase, Severity, check, check_session, select
 
 __all__ = ["StopJudging", "Violation", "Evaluation", "judge_session"]
@@ -60,7 +60,7 @@ class Evaluation:
     # What the last round judged returned: where a window ended when no violation showed (shrinking
     # steers its budget search by which of the failure's turns it still held).
     last_messages: tuple[Turn, ...] = ()
-    # Per round, per fact kind: live obligations kept, bent, lost (``harness._app._survival``); not computed
+    # Per round, per fact kind: live obligations kept, bent, lost (``harness._app.judging._survival``); not computed
     # when judging stops at a given violation (``until``).
     survival: tuple[RoundTally, ...] = ()
 

@@ -22,7 +22,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from harness._base._errors import InfraError, SpecError
-from harness._app._redact import Redactor
+from harness._app.calling._redact import Redactor
 
 __all__ = ["RETRY_BASE", "RETRY_CAP", "RETRY_AFTER_CAP", "Endpoint", "JsonPoster", "retry_after_seconds"]
 

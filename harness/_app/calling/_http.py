@@ -5,14 +5,14 @@ from __future__ import annotations
 import hashlib
 
 from harness._base._wire import WIRE_VERSION, answer_from_wire, request_to_wire
-from harness._app._remote import Endpoint, JsonPoster
-from harness._app._transport import Answer, Loaded, Setup, checked_answer
+from harness._app.calling._remote import Endpoint, JsonPoster
+from harness._app.calling._transport import Answer, Loaded, Setup, checked_answer
 
 __all__ = ["HttpTransport"]
 
 
 class HttpTransport:
-    """POST the versioned request, read the result; retried as ``harness._app._remote`` says."""
+    """POST the versioned request, read the result; retried as ``harness._app.calling._remote`` says."""
 
     def __init__(self, spec: str, setup: Setup):
         self._spec = spec

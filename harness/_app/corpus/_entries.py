@@ -209,7 +209,7 @@ class CorpusSaver:
     recorded, never fatal.
 
     ``failure`` is anything with ``invariant``, ``fact_kind``, ``transcript`` and
-    ``detail`` (a ``harness._app._runner.Failure``), and ``budget`` if shrinking lowered the run's:
+    ``detail`` (a ``harness._app.running._run.Failure``), and ``budget`` if shrinking lowered the run's:
     an entry records the budget its transcript fails at, and replay uses it.
     """
 

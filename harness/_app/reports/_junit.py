@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from typing import Any
 from xml.etree import ElementTree as ET
 
-from harness._app._replay import Replay
+from harness._app.corpus._replay import Replay
 
 __all__ = ["run_junit", "replay_junit", "compare_junit"]
 

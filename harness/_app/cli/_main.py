@@ -30,22 +30,22 @@ from harness._base._errors import HarnessError, InfraError, InvalidArgument, Pat
 from harness._base._model import Consumer
 from harness._base._files import DEFAULT_MAX_FILE_MB, output_dir, output_file, read_json_file, write_atomic
 from harness._base._protocol import PROTOCOLS
-from harness._app._audit import audit_files
-from harness._app._corpus import (Corpus, CorpusSaver, dedupe_corpus, entry_from_dict, load_corpus, load_entry,
+from harness._app.judging._audit import audit_files
+from harness._app.corpus._entries import (Corpus, CorpusSaver, dedupe_corpus, entry_from_dict, load_corpus, load_entry,
                                   merge_corpora, save_entry)
-from harness._app._loading import load_module, load_rules
-from harness._app._probe import probe
-from harness._app._redact import Redactor
-from harness._app._worker import DEFAULT_LOAD_TIMEOUT
-from harness._app._fuzzing import DEFAULT_FUZZ_MAX_TURNS, DEFAULT_FUZZ_TIME, FuzzConfig, fuzz, merge_inputs
-from harness._app._replay import replay_corpus
+from harness._app.calling._loading import load_module, load_rules
+from harness._app.calling._probe import probe
+from harness._app.calling._redact import Redactor
+from harness._app.calling._worker import DEFAULT_LOAD_TIMEOUT
+from harness._app.fuzzing._fuzz import DEFAULT_FUZZ_MAX_TURNS, DEFAULT_FUZZ_TIME, FuzzConfig, fuzz, merge_inputs
+from harness._app.corpus._replay import replay_corpus
 from harness._app._compare import compare, comparison_dict, render_comparison_text
-from harness._app._html_report import comparison_html, read_report, render_html
-from harness._app._junit import compare_junit, replay_junit, run_junit
-from harness._app._survival_chart import DEFAULT_THRESHOLD
-from harness._app._report import audit_report, fuzz_report_dict, printable, render_fuzz_text, render_text, report_dict
-from harness._app._openai_adapter import API_KEY_ENV, OPENAI_BASE_URL
-from harness._app._runner import (DEFAULT_BUDGET, DEFAULT_RETRIES, DEFAULT_SHRINK_CALLS, DEFAULT_TRIALS,
+from harness._app.reports._html import comparison_html, read_report, render_html
+from harness._app.reports._junit import compare_junit, replay_junit, run_junit
+from harness._app.reports._chart import DEFAULT_THRESHOLD
+from harness._app.reports._text import audit_report, fuzz_report_dict, printable, render_fuzz_text, render_text, report_dict
+from harness._app.calling._openai import API_KEY_ENV, OPENAI_BASE_URL
+from harness._app.running._run import (DEFAULT_BUDGET, DEFAULT_RETRIES, DEFAULT_SHRINK_CALLS, DEFAULT_TRIALS,
                                   UNCLEAR_MODES, RunConfig, RunResult, checked_counter, run, shrink_transcript)
 from oracles import DEFAULT_RULES, registered, select
 

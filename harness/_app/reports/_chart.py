@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from html import escape
 
-from harness._app._survival import Survival
+from harness._app.judging._survival import Survival
 
 __all__ = ["survival_svg", "kind_colour", "DEFAULT_THRESHOLD"]
 

@@ -2,7 +2,7 @@
 
 A summarizer is untrusted code: it may raise, hang, exit, print, return
 garbage or something enormous, mutate its input, or echo a secret. Whatever
-adapter reaches it (``harness._app._transport``: a Python function in a worker
+adapter reaches it (``harness._app.calling._transport``: a Python function in a worker
 process or inline, a server over HTTP, an OpenAI-compatible model, a
 subprocess), each call goes through the cache, and what comes back is
 normalised, size-checked and redacted before anyone judges, caches, reports
@@ -27,21 +27,21 @@ from typing import Any
 from harness._base._calling import DEFAULT_MAX_RESULT_CHARS, valid_text
 from harness._base._errors import InfraError, InvalidArgument, MalformedResult, SpecError
 from harness._base._protocol import PROTOCOLS, CompactionRequest, CompactionResult, result_from_dict
-from harness._app._cache import CallCache
-from harness._app._redact import Redactor
-from harness._app._cmd_adapter import CommandTransport
-from harness._app._http_adapter import HttpTransport
-from harness._app._openai_adapter import OpenAITransport
-from harness._app._python_adapter import InlineTransport, ProcessTransport
-from harness._app._transport import Setup, Transport
-from harness._app._worker import DEFAULT_LOAD_TIMEOUT
+from harness._app.calling._cache import CallCache
+from harness._app.calling._redact import Redactor
+from harness._app.calling._cmd import CommandTransport
+from harness._app.calling._http import HttpTransport
+from harness._app.calling._openai import OpenAITransport
+from harness._app.calling._python import InlineTransport, ProcessTransport
+from harness._app.calling._transport import Setup, Transport
+from harness._app.calling._worker import DEFAULT_LOAD_TIMEOUT
 
 __all__ = ["Summarizer", "CallStats", "ISOLATIONS", "ADAPTERS"]
 
 ISOLATIONS = ("process", "inline")
 
 #: Spec prefix -> adapter class, constructed as ``cls(spec, setup)``; a spec with none of these prefixes is a
-#: Python function (``ProcessTransport``, or ``InlineTransport`` with ``--inline``). See ``harness._app._transport``.
+#: Python function (``ProcessTransport``, or ``InlineTransport`` with ``--inline``). See ``harness._app.calling._transport``.
 ADAPTERS: dict[str, type] = {
     "openai:": OpenAITransport,
     "http://": HttpTransport,

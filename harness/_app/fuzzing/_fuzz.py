@@ -34,11 +34,11 @@ from pathlib import Path
 from harness._base._codec import transcript_from_dict
 from harness._base._errors import InvalidArgument, SchemaError
 from harness._base._files import output_dir, read_json_file, write_atomic
-from harness._app._adapters import ADAPTERS
-from harness._app._corpus import CorpusEntry, entry_name, entry_to_dict, now
-from harness._app._fuzz_process import FuzzProcess, crash_report, why_it_ended
+from harness._app.calling._summarizer import ADAPTERS
+from harness._app.corpus._entries import CorpusEntry, entry_name, entry_to_dict, now
+from harness._app.fuzzing._process import FuzzProcess, crash_report, why_it_ended
 from harness._app._progress import Progress
-from harness._app._runner import (Failure, InfraFailure, RunConfig, RunResult, dense_skeletons, shrink_transcripts,
+from harness._app.running._run import (Failure, InfraFailure, RunConfig, RunResult, dense_skeletons, shrink_transcripts,
                                   unjudged_oracles)
 from oracles import select
 from harness import __version__
@@ -152,7 +152,7 @@ def _entry_script(directory: Path) -> Path:
     """The executable libFuzzer starts (and starts again for -merge and -fork): this Python, our child main."""
     path = directory / "compaction-harness-fuzz"
     path.write_text(f"#!{sys.executable}\n# Written by compaction-harness fuzz; runs one fuzzing process.\n"
-                    f"from harness._app._fuzz_child import main\nmain()\n", encoding="utf-8")
+                    f"from harness._app.fuzzing._child import main\nmain()\n", encoding="utf-8")
     path.chmod(0o755)
     return path
 

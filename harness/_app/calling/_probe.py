@@ -12,9 +12,9 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from harness._app._loading import load_module, load_rules
-from harness._app._redact import Redactor
-from harness._app._runner import checked_counter
+from harness._app.calling._loading import load_module, load_rules
+from harness._app.calling._redact import Redactor
+from harness._app.running._run import checked_counter
 from harness._base._errors import HarnessError, InvalidArgument, SpecError
 
 __all__ = ["probe"]
@@ -25,7 +25,7 @@ _OK = "compaction-harness-probe-ok"
 def probe(spec: str, *, option: str, timeout: float, redactor: Redactor) -> None:
     """Raise ``SpecError`` or ``InvalidArgument`` (redacted) unless ``spec`` loads, as ``option`` would load it,
     within ``timeout``."""
-    code = "import sys; from harness._app._probe import _child; _child(sys.argv[1], sys.argv[2])"
+    code = "import sys; from harness._app.calling._probe import _child; _child(sys.argv[1], sys.argv[2])"
     try:
         proc = subprocess.run([sys.executable, "-c", code, spec, option], capture_output=True, text=True,
                               timeout=timeout, stdin=subprocess.DEVNULL, errors="replace")

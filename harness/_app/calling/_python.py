@@ -9,15 +9,15 @@ import sys
 from harness._base._calling import call_once, output_tail
 from harness._base._errors import InfraError, SpecError
 from harness._base._protocol import resolve_protocol
-from harness._app._loading import code_fingerprint, load_callable, load_module, may_vary, spec_identity
-from harness._app._transport import Answer, Loaded, Setup
-from harness._app._worker import Worker
+from harness._app.calling._loading import code_fingerprint, load_callable, load_module, may_vary, spec_identity
+from harness._app.calling._transport import Answer, Loaded, Setup
+from harness._app.calling._worker import Worker
 
 __all__ = ["ProcessTransport", "InlineTransport"]
 
 
 class ProcessTransport:
-    """The function in its own worker process (``harness._app._worker``): timed out, killed, restarted."""
+    """The function in its own worker process (``harness._app.calling._worker``): timed out, killed, restarted."""
 
     def __init__(self, spec: str, setup: Setup):
         self._worker = Worker(spec, setup.protocol, recorded_protocol=setup.recorded_protocol,

@@ -3,7 +3,7 @@
 An adapter (a *transport*) only moves a request to the summarizer and its
 answer back. Everything else (the call cache, redaction, the spend cap,
 metrics, retries' accounting, judging) is done once, in
-``harness._app._adapters.Summarizer``, for every adapter alike.
+``harness._app.calling._summarizer.Summarizer``, for every adapter alike.
 
 Adding an adapter: write a module with a class that has
 
@@ -14,7 +14,7 @@ Adding an adapter: write a module with a class that has
   ``harness._base._calling.checked_result``;
 - ``close()``: release it (safe to call twice);
 
-then add its spec prefix and class to ``harness._app._adapters.ADAPTERS``. One instance
+then add its spec prefix and class to ``harness._app.calling._summarizer.ADAPTERS``. One instance
 serves one call at a time; ``--jobs K`` makes up to K instances.
 """
 
@@ -26,7 +26,7 @@ from typing import Any, Protocol
 from harness._base._calling import DEFAULT_MAX_RESULT_CHARS, checked_result
 from harness._base._protocol import result_from_dict
 from harness._base._wire import Usage
-from harness._app._redact import Redactor
+from harness._app.calling._redact import Redactor
 
 __all__ = ["Loaded", "Answer", "Setup", "Transport", "checked_answer"]
 

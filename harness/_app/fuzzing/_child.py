@@ -1,6 +1,6 @@
 """The fuzzing process: atheris mutates byte strings, Hypothesis reads them as our strategies' choices.
 
-Started by ``harness._app._fuzzing`` through a small executable entry script (libFuzzer's ``-merge``
+Started by ``harness._app.fuzzing._fuzz`` through a small executable entry script (libFuzzer's ``-merge``
 and ``-fork`` start the same command again, so it must be runnable as it is). The summarizer is
 called in this process, so that atheris can see which of its branches an input reaches; the team's
 modules are instrumented after loading (``team_modules``), which works for ``path/to/file.py`` specs
@@ -31,10 +31,10 @@ from hypothesis.internal.conjecture.providers import BytestringProvider, bits_to
 
 from harness._base._codec import transcript_to_dict
 from harness._base._files import write_atomic
-from harness._app._cache import CallCache
-from harness._app._fuzzing import CONFIG_ENV, FUZZ_CACHE_ENTRIES, config_from_json, fuzz_strategy
-from harness._app._loading import load_callable, load_module, team_modules
-from harness._app._runner import evaluate, open_summarizer
+from harness._app.calling._cache import CallCache
+from harness._app.fuzzing._fuzz import CONFIG_ENV, FUZZ_CACHE_ENTRIES, config_from_json, fuzz_strategy
+from harness._app.calling._loading import load_callable, load_module, team_modules
+from harness._app.running._run import evaluate, open_summarizer
 from oracles import select
 from strategies import expand
 

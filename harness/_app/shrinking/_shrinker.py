@@ -64,8 +64,8 @@ from dataclasses import dataclass
 
 from harness._base._model import Tightening, Transcript, Turn, round_budget
 from harness._base._tokens import TokenCounter, count_tokens, message_tokens
-from harness._app._judging import Evaluation, StopJudging, Violation
-from harness._app._minimize import (call_turns, coalesce, ddmin, fact_units, ledger_turns, minimize, prefix, shortened,
+from harness._app.judging._judge import Evaluation, StopJudging, Violation
+from harness._app.shrinking._moves import (call_turns, coalesce, ddmin, fact_units, ledger_turns, minimize, prefix, shortened,
                                     without_turns)
 from oracles import select
 

@@ -24,7 +24,7 @@ from pathlib import Path
 from harness._base._calling import output_tail
 from harness._base._errors import InfraError, SpecError
 from harness._base._wire import WIRE_VERSION, answer_from_wire, request_to_wire
-from harness._app._transport import Answer, Loaded, Setup, checked_answer
+from harness._app.calling._transport import Answer, Loaded, Setup, checked_answer
 
 __all__ = ["CommandTransport"]
 

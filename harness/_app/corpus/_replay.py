@@ -6,10 +6,10 @@ import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness._app._adapters import Summarizer
-from harness._app._corpus import Corpus, CorpusEntry, load_corpus
+from harness._app.calling._summarizer import Summarizer
+from harness._app.corpus._entries import Corpus, CorpusEntry, load_corpus
 from harness._app._progress import Progress
-from harness._app._runner import RunConfig, evaluate, open_summarizer
+from harness._app.running._run import RunConfig, evaluate, open_summarizer
 from oracles import select
 
 __all__ = ["ReplayOutcome", "Replay", "replay_entry", "replay_corpus"]

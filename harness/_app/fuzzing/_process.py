@@ -1,6 +1,6 @@
 """One fuzzing process seen from outside: started, its libFuzzer output read, its end explained.
 
-``harness._app._fuzzing`` runs several of these; what killed one (the summarizer, a hang, memory, or a
+``harness._app.fuzzing._fuzz`` runs several of these; what killed one (the summarizer, a hang, memory, or a
 bug of ours) decides whether it is a finding, and what the report shows of its last words.
 """
 

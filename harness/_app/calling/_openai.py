@@ -21,8 +21,8 @@ from pathlib import Path
 from harness._base._codec import fact_to_dict
 from harness._base._errors import InfraError, SpecError
 from harness._base._wire import Usage, usage_count
-from harness._app._remote import Endpoint, JsonPoster
-from harness._app._transport import Answer, Loaded, Setup, checked_answer
+from harness._app.calling._remote import Endpoint, JsonPoster
+from harness._app.calling._transport import Answer, Loaded, Setup, checked_answer
 
 __all__ = ["OPENAI_BASE_URL", "API_KEY_ENV", "DEFAULT_PROMPT", "OpenAITransport", "render_prompt"]
 

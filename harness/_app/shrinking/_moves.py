@@ -2,7 +2,7 @@
 
 Hypothesis shrinks the skeletons it generated; these reduce any failing
 transcript, including one a user hands in as JSON. Each move returns a smaller
-candidate and never decides anything: ``harness._app._shrinking`` asks the
+candidate and never decides anything: ``harness._app.shrinking._shrinker`` asks the
 summarizer whether the candidate still fails.
 
 - ``without_turns``: remove turns. A fact whose origin is removed goes; a fact

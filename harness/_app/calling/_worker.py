@@ -25,8 +25,8 @@ from typing import Any
 from harness._base._calling import DEFAULT_MAX_RESULT_CHARS, call_once, output_tail
 from harness._base._errors import InfraError, SpecError
 from harness._base._protocol import CompactionRequest, resolve_protocol
-from harness._app._loading import code_fingerprint, load_callable, load_module, may_vary, spec_identity
-from harness._app._redact import Redactor
+from harness._app.calling._loading import code_fingerprint, load_callable, load_module, may_vary, spec_identity
+from harness._app.calling._redact import Redactor
 
 __all__ = ["Worker", "Loaded", "DEFAULT_LOAD_TIMEOUT"]
 

@@ -20,9 +20,9 @@ from harness._base._errors import SchemaError
 from harness._base._schema import Reader
 from harness._base._files import DEFAULT_MAX_FILE_MB, read_json_file
 from harness._base._wholetoken import token_spans
-from harness._app._report import REPORT_VERSION, printable
-from harness._app._survival import Survival, survival_from_dict
-from harness._app._survival_chart import DEFAULT_THRESHOLD, kind_colour, survival_svg
+from harness._app.reports._text import REPORT_VERSION, printable
+from harness._app.judging._survival import Survival, survival_from_dict
+from harness._app.reports._chart import DEFAULT_THRESHOLD, kind_colour, survival_svg
 
 __all__ = ["render_html", "read_report", "check_report", "report_survival", "comparison_html", "charted_rounds",
            "Report"]

@@ -11,9 +11,9 @@ from typing import Any
 from harness._base._codec import transcript_to_dict
 from harness._base._files import write_atomic
 from harness._base._model import FactKind
-from harness._app._audit import Audit
-from harness._app._fuzzing import FuzzResult
-from harness._app._runner import Failure, RunResult, Unclear, turn_stats
+from harness._app.judging._audit import Audit
+from harness._app.fuzzing._fuzz import FuzzResult
+from harness._app.running._run import Failure, RunResult, Unclear, turn_stats
 from oracles import select
 
 __all__ = ["render_text", "report_dict", "unclear_dict", "write_json", "REPORT_VERSION", "reproduce_command", "printable", "render_fuzz_text",

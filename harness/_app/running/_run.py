@@ -31,15 +31,15 @@ from harness._base._errors import InfraError, InvalidArgument
 from harness._base._model import Consumer, Transcript
 from harness._base._protocol import CompactionRequest, CompactionResult
 from harness._base._tokens import count_tokens
-from harness._app._adapters import CallStats, Summarizer
-from harness._app._cache import CallCache
-from harness._app._judging import Evaluation, StopJudging, Violation, judge_session
-from harness._app._loading import load_callable, load_rules
-from harness._app._shrinking import Shrinker
+from harness._app.calling._summarizer import CallStats, Summarizer
+from harness._app.calling._cache import CallCache
+from harness._app.judging._judge import Evaluation, StopJudging, Violation, judge_session
+from harness._app.calling._loading import load_callable, load_rules
+from harness._app.shrinking._shrinker import Shrinker
 from harness._app._progress import Progress
-from harness._app._redact import Redactor
-from harness._app._survival import Survival
-from harness._app._worker import DEFAULT_LOAD_TIMEOUT
+from harness._app.calling._redact import Redactor
+from harness._app.judging._survival import Survival
+from harness._app.calling._worker import DEFAULT_LOAD_TIMEOUT
 from oracles import DEFAULT_RULES, ProseRules, registered, select
 from harness._base._kinds import defined_kinds
 from harness._base._model import FactKind, normalise_kind
@@ -65,7 +65,7 @@ QUICK_SHARE = 0.25
 QUICK_MAX_TURNS = 80
 #: Fresh re-asks of each minimal failure (cache bypassed) that confirm it and measure its rate.
 DEFAULT_TRIALS = 3
-#: Retries of a remote summarizer's 429, 5xx, dropped connection or timeout (harness._app._remote).
+#: Retries of a remote summarizer's 429, 5xx, dropped connection or timeout (harness._app.calling._remote).
 DEFAULT_RETRIES = 4
 #: Under --max-calls, the calls exploration leaves for each distinct failure found so far (shrinking and trials;
 #: shrinking spends what is left, shared equally, once 2 calls per trial are set aside).
@@ -83,7 +83,7 @@ class RunConfig:
     """Everything a run depends on; the seed makes it reproducible."""
 
     summarizer: str
-    protocol: str | None = None  # None: the summarizer's declared protocol (harness._app._loading.resolve_protocol)
+    protocol: str | None = None  # None: the summarizer's declared protocol (harness._app.calling._loading.resolve_protocol)
     examples: int = 50
     seed: int | None = None
     min_turns: int = 20
@@ -543,7 +543,7 @@ def _shrink_failure(key, first: Transcript, violation: Violation, summarizer: Su
     """Shrink one failure as far as its allowance of calls goes; always returns it, shrunk or not.
 
     With ``--database``, Hypothesis first shrinks the skeleton (see
-    ``harness._app._shrinking`` for why only then); the domain minimizer does
+    ``harness._app.shrinking._shrinker`` for why only then); the domain minimizer does
     the rest. Every failing candidate is remembered, so an interrupt or a spent
     allowance still reports the smallest transcript found until then.
     """
@@ -713,7 +713,7 @@ def run(config: RunConfig, *, on_failure: Callable[[Failure, str], None] | None 
 
     All reproducible from the seed: explore ``examples`` transcripts (short,
     dense ones first, see ``_exploration``); then shrink each distinct failure
-    from its first occurrence with the domain minimizer (``harness._app._shrinking``;
+    from its first occurrence with the domain minimizer (``harness._app.shrinking._shrinker``;
     with ``--database``, Hypothesis shrinks the skeleton first). ``on_failure`` receives each
     failure, and the protocol the summarizer was called with, as soon as it is
     final (the CLI saves it to the corpus then, so a run killed later loses

@@ -1,0 +1,1 @@
+"""The ``compaction-harness`` command line: its parser, the output-path rules and each command."""

@@ -1,0 +1,1 @@
+"""Regression corpora: entries on disk, and replaying them."""

@@ -1,0 +1,1 @@
+"""Shrinking one failure: the domain moves on a transcript and the shrinker that orders them."""
