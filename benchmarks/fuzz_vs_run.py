@@ -17,14 +17,15 @@ import statistics
 import tempfile
 
 from harness._app.fuzzing._fuzz import DEFAULT_FUZZ_MAX_TURNS, FuzzConfig, fuzz
-from harness._app.running._run import RunConfig, run
+from harness._app.running._options import RunConfig
+from harness._app.running._run import run
 
 SUBJECT = "harness.summarizers.terse:summarize"
 
 
 def _fuzz(spec: str, seed: int, calls: int, directory: str) -> tuple[int | None, float, int]:
     # Each command at its own defaults, as a user would run it: fuzz --max-turns 80, run --max-turns 400.
-    config = RunConfig(summarizer=spec, seed=seed, max_calls=calls, trials=0, quiet=True, shrink_calls=1,
+    config = RunConfig.of(spec, seed=seed, max_calls=calls, trials=0, quiet=True, shrink_calls=1,
                        max_turns=DEFAULT_FUZZ_MAX_TURNS)
     result = fuzz(FuzzConfig(config, max_time=3600, directory=directory))
     found = result.stats.first_failure_calls if result.run.failures else None
@@ -34,7 +35,7 @@ def _fuzz(spec: str, seed: int, calls: int, directory: str) -> tuple[int | None,
 def _run(spec: str, seed: int, calls: int) -> tuple[int | None, int]:
     # As many examples as calls: the cap ends the run, and the stages keep their usual shares (a quarter
     # short and dense, the rest over the whole --max-turns range).
-    config = RunConfig(summarizer=spec, seed=seed, max_calls=calls, trials=0, quiet=True, isolation="inline",
+    config = RunConfig.of(spec, seed=seed, max_calls=calls, trials=0, quiet=True, isolation="inline",
                        examples=calls, shrink_calls=1)
     result = run(config)
     return (result.first_failure_calls if result.failures else None), result.stats.calls

@@ -23,8 +23,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from harness._app.calling._options import CallOptions  # noqa: E402
 from harness._app.calling._summarizer import Summarizer  # noqa: E402
-from harness._app.running._run import RunConfig, run  # noqa: E402
+from harness._app.running._options import RunConfig  # noqa: E402
+from harness._app.running._run import run  # noqa: E402
 from hypothesis import HealthCheck, Phase, find, settings  # noqa: E402
 
 from harness._app.judging._session import run_session  # noqa: E402
@@ -54,7 +56,7 @@ def jobs_speedup(examples: int, latency: float, max_turns: int) -> None:
     with stub_process("openai", latency) as url:
         base = None
         for jobs in (1, 2, 4, 8):
-            config = RunConfig(summarizer="openai:bench", base_url=url + "/v1", protocol="rich", examples=examples,
+            config = RunConfig.of("openai:bench", base_url=url + "/v1", protocol="rich", examples=examples,
                                max_turns=max_turns, seed=0, quiet=True, jobs=jobs, trials=0)
             start = time.perf_counter()
             result = run(config)
@@ -92,7 +94,7 @@ def adapter_overhead(calls: int) -> None:
     print(f"  baseline, the function called directly: {direct * 1e6:8.0f} µs per call")
 
     def measure(name: str, spec: str, **options) -> None:
-        with Summarizer(spec, protocol="rich", **options) as summarizer:
+        with Summarizer(CallOptions(spec, protocol="rich", **options)) as summarizer:
             summarizer(requests[0])  # started and warm
             start = time.perf_counter()
             for request in requests[1:]:

@@ -21,7 +21,8 @@ import statistics
 import time
 from collections import defaultdict
 
-from harness._app.running._run import RunConfig, run
+from harness._app.running._options import RunConfig
+from harness._app.running._run import run
 from harness.summarizers.mutants import MUTANTS, SESSION_MUTANTS
 
 NAIVE = {"tail": "harness.summarizers.naive:tail", "head_tail": "harness.summarizers.naive:head_tail"}
@@ -63,7 +64,7 @@ def main() -> None:
         run_calls, first_calls, seconds = [], [], []
         for seed in range(args.seeds):
             start = time.perf_counter()
-            result = run(RunConfig(summarizer=spec, examples=args.examples, seed=seed, max_turns=args.max_turns,
+            result = run(RunConfig.of(spec, examples=args.examples, seed=seed, max_turns=args.max_turns,
                                    budget=args.budget, only=only, quiet=True, isolation="inline"))
             seconds.append(time.perf_counter() - start)
             run_calls.append(result.summarizer_calls)

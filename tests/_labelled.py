@@ -14,7 +14,7 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness._app._audit import audit, obligations_from_dict
+from harness._app.judging._audit import audit, obligations_from_dict
 from harness._base._codec import transcript_from_dict
 from harness._base._model import Role, Turn
 from harness._base._protocol import CompactionResult

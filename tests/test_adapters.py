@@ -7,6 +7,7 @@ import pytest
 
 from harness import CompactionResult, Role, Transcript, Turn, request_for
 from harness import InfraError, SpecError
+from harness._app.calling._options import CallOptions
 from harness._app.calling._summarizer import Summarizer
 from harness._app.calling._cache import CallCache
 from harness._app.calling._loading import load_callable
@@ -54,7 +55,7 @@ def test_bad_specs_are_named(spec, message):
     ],
 )
 def test_misbehaviour_becomes_an_infra_error(isolation, name, kind, message):
-    with Summarizer(f"{FAULTY}:{name}", isolation=isolation) as summarizer:
+    with Summarizer(CallOptions(f"{FAULTY}:{name}", isolation=isolation)) as summarizer:
         with pytest.raises(InfraError) as info:
             summarizer(_request())
     assert info.value.kind == kind
@@ -62,7 +63,7 @@ def test_misbehaviour_becomes_an_infra_error(isolation, name, kind, message):
 
 
 def test_a_hang_times_out_and_the_worker_recovers():
-    with Summarizer(f"{FAULTY}:hangs", timeout=0.5) as summarizer:
+    with Summarizer(CallOptions(f"{FAULTY}:hangs", timeout=0.5)) as summarizer:
         with pytest.raises(InfraError, match=r"timeout: no answer within 0.5 s"):
             summarizer(_request())
         assert summarizer.worker_pid is None  # the hung worker was killed
@@ -72,7 +73,7 @@ def test_a_hang_times_out_and_the_worker_recovers():
 
 
 def test_cache_pays_once_per_distinct_request(tmp_path):
-    with Summarizer("harness.summarizers.identity:summarize", isolation="inline",
+    with Summarizer(CallOptions("harness.summarizers.identity:summarize", isolation="inline"),
                     cache=CallCache(tmp_path)) as first:
         a = first(_request())
         b = first(_request())
@@ -81,14 +82,14 @@ def test_cache_pays_once_per_distinct_request(tmp_path):
         assert a == b and isinstance(a, CompactionResult)
     files = sorted(p.name for p in tmp_path.rglob("*.json"))
     assert len(files) == 2 and not [p for p in tmp_path.rglob("*") if p.name.startswith(".")]
-    with Summarizer("harness.summarizers.identity:summarize", isolation="inline",
+    with Summarizer(CallOptions("harness.summarizers.identity:summarize", isolation="inline"),
                     cache=CallCache(tmp_path)) as second:
         assert second(_request()) == a
         assert second.calls == 0  # answered from disk
 
 
 def test_infra_errors_are_cached_for_the_run_but_not_on_disk(tmp_path):
-    with Summarizer(f"{FAULTY}:raises", isolation="inline", cache=CallCache(tmp_path)) as summarizer:
+    with Summarizer(CallOptions(f"{FAULTY}:raises", isolation="inline"), cache=CallCache(tmp_path)) as summarizer:
         for _ in range(2):
             with pytest.raises(InfraError):
                 summarizer(_request())
@@ -98,6 +99,6 @@ def test_infra_errors_are_cached_for_the_run_but_not_on_disk(tmp_path):
 
 def test_rejects_bad_settings():
     with pytest.raises(ValueError, match="--protocol 'chat'"):
-        Summarizer("harness.summarizers.identity:summarize", protocol="chat")
+        Summarizer(CallOptions("harness.summarizers.identity:summarize", protocol="chat"))
     with pytest.raises(ValueError, match="--timeout 0"):
-        Summarizer("harness.summarizers.identity:summarize", timeout=0)
+        Summarizer(CallOptions("harness.summarizers.identity:summarize", timeout=0))

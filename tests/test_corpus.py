@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from harness import Role, Transcript, Turn
+from harness._app.calling._options import CallOptions
 from harness._app.calling._summarizer import Summarizer
 from harness._app.cli._main import main
 from harness._app.corpus._entries import (
@@ -137,7 +138,7 @@ def test_seeded_corpus_covers_every_mutant():
 
 @pytest.mark.parametrize("path, entry", _seeded() if SEEDED.exists() else [], ids=lambda v: getattr(v, "name", ""))
 def test_seeded_entry_is_fixed_by_the_correct_compactor_and_kept_by_its_mutant(path, entry):
-    with Summarizer("harness.summarizers.ledgered:summarize", protocol="rich", isolation="inline") as correct:
+    with Summarizer(CallOptions("harness.summarizers.ledgered:summarize", protocol="rich", isolation="inline")) as correct:
         assert replay_entry(path, entry, correct).status == "fixed"
-    with Summarizer(entry.summarizer, protocol=entry.protocol, isolation="inline") as original:
+    with Summarizer(CallOptions(entry.summarizer, protocol=entry.protocol, isolation="inline")) as original:
         assert replay_entry(path, entry, original).status == "failing"

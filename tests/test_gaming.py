@@ -17,7 +17,9 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 
-from harness._app.running._run import RunConfig, evaluate, open_summarizer
+from harness._app.running._evaluate import evaluate
+from harness._app.running._options import RunConfig
+from harness._app.running._run import open_summarizer
 from oracles import select
 from strategies import expand, skeletons
 from tests.fixtures.gaming_summarizers import GAMING
@@ -48,12 +50,12 @@ def _names_what_went_wrong(finding) -> bool:
 
 @pytest.mark.parametrize("name", [name for name, _ in GAMING])
 def test_every_gaming_summarizer_is_caught_naming_what_it_did(name):
-    config = RunConfig(summarizer=f"{FIXTURE}:{name}", isolation="inline", budget=2000)
+    config = RunConfig.of(f"{FIXTURE}:{name}", isolation="inline", budget=2000)
     chosen = select()
     caught = []
     with open_summarizer(config) as summarizer:
         for skeleton in _EXAMPLES:
-            evaluation = evaluate(expand(skeleton), summarizer, config, chosen)
+            evaluation = evaluate(expand(skeleton), summarizer, config.judging, chosen)
             assert evaluation.infra is None, evaluation.infra
             caught += [finding for finding, *_ in evaluation.violations.values()]
     assert caught, f"{name} passed {len(_EXAMPLES)} transcripts"

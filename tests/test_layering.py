@@ -1,4 +1,6 @@
-"""Imports go one way: the base, then strategies and oracles on it, then the application on all three.
+"""Imports go one way: the base, then strategies and oracles on it, then the application on all three; and
+inside the application, from the command line and the plugin down through reports, fuzzing, corpora,
+running and shrinking to judging and calling summarizers.
 
 Checked by reading the source (``ast``), so a cycle cannot hide inside a function, and by
 importing every module first in a fresh interpreter, so none depends on another having been
@@ -63,6 +65,64 @@ ALLOWED = {
     "summarizers": {"base", "domain", "summarizers"},
     "application": {"base", "domain", "summarizers", "application"},
 }
+
+
+#: The application's sub-packages and what each may import of the application (besides itself). "core" is
+#: the modules directly in harness/_app that everything uses (the exit codes and stop reasons, progress);
+#: "top" the plugin, compare and the assertion helper, and "cli" the command line on them, which may use anything.
+APP_ALLOWED = {
+    "core": set(),
+    "calling": {"core"},
+    "judging": {"core"},
+    "shrinking": {"core", "judging"},
+    "running": {"core", "calling", "judging", "shrinking"},
+    "corpus": {"core", "calling", "judging", "shrinking", "running"},
+    "fuzzing": {"core", "calling", "judging", "shrinking", "running", "corpus"},
+    "reports": {"core", "calling", "judging", "shrinking", "running", "corpus", "fuzzing"},
+    "top": {"core", "calling", "judging", "shrinking", "running", "corpus", "fuzzing", "reports"},
+    "cli": {"core", "calling", "judging", "shrinking", "running", "corpus", "fuzzing", "reports", "top"},
+}
+_CORE = ("harness._app._outcome", "harness._app._progress", "harness._app._profiles")
+APP = ROOT / "harness" / "_app"
+
+
+def _app_layer(module: str) -> str | None:
+    """The application sub-layer of ``module``, or None outside ``harness._app``."""
+    if not module.startswith("harness._app."):
+        return None
+    if module in _CORE:
+        return "core"
+    part = module.split(".")[2]
+    return part if part in APP_ALLOWED else "top"
+
+
+@pytest.mark.parametrize("module", [m for m in MODULES if _app_layer(m) is not None])
+def test_the_application_imports_go_one_way_between_its_sub_packages(module):
+    mine = _app_layer(module)
+    for node, target, _ in _imports(module):
+        theirs = _app_layer(target)
+        if theirs is None or theirs == mine:
+            continue
+        assert theirs in APP_ALLOWED[mine], (
+            f"{module} ({mine}) imports {target} ({theirs}) at line {node.lineno}: {mine} may import only "
+            f"{', '.join(sorted(APP_ALLOWED[mine])) or 'nothing else of the application'}")
+
+
+def test_every_application_module_is_in_a_known_layer():
+    unknown = sorted(m for m in MODULES if m.startswith("harness._app.") and _app_layer(m) == "top"
+                     and m.count(".") > 2)
+    assert unknown == [], f"sub-packages of harness/_app the layering does not know: {unknown}"
+
+
+def test_the_application_is_grouped_by_concern_in_small_modules():
+    """At most ten modules directly in harness/_app, the rest in at least four sub-packages; none over 500 lines."""
+    direct = sorted(p.name for p in APP.glob("*.py"))
+    packages = sorted(p.name for p in APP.iterdir() if (p / "__init__.py").is_file())
+    assert len(direct) <= 10, direct
+    assert len(packages) >= 4, packages
+    long = {str(p.relative_to(ROOT)): n for p in APP.rglob("*.py")
+            if (n := len(p.read_text(encoding="utf-8").splitlines())) > 500}
+    assert long == {}
 
 
 @pytest.mark.parametrize("module", MODULES)

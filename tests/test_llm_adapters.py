@@ -13,13 +13,15 @@ from pathlib import Path
 
 import pytest
 
+from harness._app.calling._options import CallOptions
 from harness._app.calling._summarizer import Summarizer
 from harness._app.cli._main import main
 from harness._app.corpus._entries import load_corpus
 from harness._app.calling._remote import Endpoint, JsonPoster, retry_after_seconds
 from harness._app.calling._redact import Redactor
-from harness._app.reports._text import report_dict
-from harness._app.running._run import RunConfig, run
+from harness._app.reports._document import report_dict
+from harness._app.running._options import RunConfig
+from harness._app.running._run import run
 from harness._base._errors import InfraError, SpecError
 from harness._base._model import Role, Turn
 from harness._base._protocol import CompactionRequest
@@ -45,14 +47,14 @@ def _cmd(spec: str, *flags: str) -> str:
 def _run_through(adapter: str, fn, spec: str, **options):
     """One small run of ``fn`` (named ``spec``) reached through ``adapter``."""
     if adapter == "python":
-        return run(RunConfig(summarizer=spec, **SMALL, **options))
+        return run(RunConfig.of(spec, **SMALL, **options))
     if adapter == "cmd":
-        return run(RunConfig(summarizer=_cmd(spec), **SMALL, **options))
+        return run(RunConfig.of(_cmd(spec), **SMALL, **options))
     if adapter == "http":
         with wire_stub(fn) as server:
-            return run(RunConfig(summarizer=server.url + "/compact", **SMALL, **options))
+            return run(RunConfig.of(server.url + "/compact", **SMALL, **options))
     with openai_stub(fn) as api:
-        return run(RunConfig(summarizer="openai:test-model", base_url=api.url + "/v1", **SMALL, **TEXT_ONLY, **options))
+        return run(RunConfig.of("openai:test-model", base_url=api.url + "/v1", **SMALL, **TEXT_ONLY, **options))
 
 
 @pytest.mark.parametrize("adapter", ["python", "cmd", "http", "openai"])
@@ -78,16 +80,16 @@ def _comparable(result) -> dict:
 
 def test_jobs_gives_the_same_report_as_one_job_apart_from_timings():
     with wire_stub(mutants.rounds_threshold, latency=0.005) as server:
-        config = RunConfig(summarizer=server.url, examples=10, max_turns=120, seed=5, quiet=True, protocol="rich")
+        config = RunConfig.of(server.url, examples=10, max_turns=120, seed=5, quiet=True, protocol="rich")
         one = run(config)
-        four = run(dataclasses.replace(config, jobs=4))
+        four = run(config.but(jobs=4))
     assert one.failures and _comparable(one) == _comparable(four)
 
 
 def test_python_summarizers_run_in_several_workers_with_jobs():
-    config = RunConfig(summarizer="harness.summarizers.example:summarize", examples=6, max_turns=120, seed=2,
+    config = RunConfig.of("harness.summarizers.example:summarize", examples=6, max_turns=120, seed=2,
                        quiet=True)
-    assert _comparable(run(config)) == _comparable(run(dataclasses.replace(config, jobs=3)))
+    assert _comparable(run(config)) == _comparable(run(config.but(jobs=3)))
 
 
 # -- retries and rate limits -------------------------------------------------------------------------
@@ -95,7 +97,7 @@ def test_python_summarizers_run_in_several_workers_with_jobs():
 
 def test_a_models_text_summary_cannot_carry_an_in_flight_call_as_a_handle():
     with openai_stub(prose.summarize) as api:
-        result = run(RunConfig(summarizer="openai:test-model", base_url=api.url + "/v1", examples=30, max_turns=200,
+        result = run(RunConfig.of("openai:test-model", base_url=api.url + "/v1", examples=30, max_turns=200,
                                seed=3, quiet=True, protocol="rich", only=("handle-carried",), trials=0))
     (failure,) = result.failures
     assert "only in prose" in failure.detail and failure.fact_kind == "in_flight_call"
@@ -103,32 +105,32 @@ def test_a_models_text_summary_cannot_carry_an_in_flight_call_as_a_handle():
 
 def test_429_with_retry_after_is_retried_counted_and_reported_apart_from_findings():
     with openai_stub(prose.summarize, fail_first=2, fail_status=429, retry_after=0) as api:
-        result = run(RunConfig(summarizer="openai:test-model", base_url=api.url + "/v1", **SMALL, **TEXT_ONLY))
+        result = run(RunConfig.of("openai:test-model", base_url=api.url + "/v1", **SMALL, **TEXT_ONLY))
     assert result.stats.retries == 2 and not result.infra_errors and result.exit_code == 0
     assert "2 retries" in _text(result)
 
 
 def test_5xx_and_reset_connections_are_retried():
     with wire_stub(prose.summarize, fail_first=1, fail_status=503, retry_after=0) as server:
-        with Summarizer(server.url, protocol="rich") as summarizer:
+        with Summarizer(CallOptions(server.url, protocol="rich")) as summarizer:
             summarizer(REQUEST)
             assert summarizer.stats.retries == 1
     with reset_stub(times=1, then=wire_stub(prose.summarize)) as server:
-        with Summarizer(server.url, protocol="rich") as summarizer:
+        with Summarizer(CallOptions(server.url, protocol="rich")) as summarizer:
             summarizer(REQUEST)
             assert summarizer.stats.retries == 1 and server.calls == 2
 
 
 def test_retries_spent_become_an_infra_error_not_a_crash():
     with wire_stub(prose.summarize, fail_first=10, fail_status=500, retry_after=0) as server:
-        result = run(RunConfig(summarizer=server.url, retries=1, examples=2, max_turns=60, seed=1, quiet=True))
+        result = run(RunConfig.of(server.url, retries=1, examples=2, max_turns=60, seed=1, quiet=True))
     assert result.exit_code == 3 and result.infra_errors[0].kind == "unavailable"
     assert "after 1 retries" in result.infra_errors[0].message
 
 
 def test_a_hanging_server_times_out_and_is_reported():
     with hanging_stub() as server:
-        with Summarizer(server.url, timeout=0.3, retries=1) as summarizer:
+        with Summarizer(CallOptions(server.url, timeout=0.3, retries=1)) as summarizer:
             with pytest.raises(InfraError) as caught:
                 summarizer(REQUEST)
     assert caught.value.kind == "timeout" and summarizer.stats.retries == 1
@@ -136,7 +138,7 @@ def test_a_hanging_server_times_out_and_is_reported():
 
 def test_malformed_json_is_a_malformed_infra_error_and_never_retried():
     with malformed_stub() as server:
-        with Summarizer(server.url) as summarizer:
+        with Summarizer(CallOptions(server.url)) as summarizer:
             with pytest.raises(InfraError) as caught:
                 summarizer(REQUEST)
     assert caught.value.kind == "malformed" and server.calls == 1
@@ -156,7 +158,7 @@ def test_retry_after_is_honoured_in_seconds_or_as_a_date_and_capped():
 
 
 def test_max_calls_stops_exploration_still_shrinks_and_says_so():
-    config = RunConfig(summarizer="harness.summarizers.example:summarize", examples=40, max_turns=200, seed=0,
+    config = RunConfig.of("harness.summarizers.example:summarize", examples=40, max_turns=200, seed=0,
                        quiet=True, max_calls=150)
     result = run(config)
     assert result.stats.calls <= 150
@@ -167,7 +169,7 @@ def test_max_calls_stops_exploration_still_shrinks_and_says_so():
 
 def test_max_tokens_counts_the_usage_the_model_reports():
     with openai_stub(mutants.rounds_threshold) as api:
-        result = run(RunConfig(summarizer="openai:test-model", base_url=api.url + "/v1", examples=30,
+        result = run(RunConfig.of("openai:test-model", base_url=api.url + "/v1", examples=30,
                                max_turns=120, seed=4, quiet=True, protocol="rich", max_tokens=20_000))
         largest = max(len(r.body["messages"][0]["content"].split()) for r in api.requests)
     assert result.stats.usage_known and result.stats.prompt_tokens > 0
@@ -204,7 +206,7 @@ def test_a_flaky_summarizer_is_named_non_deterministic_and_each_failure_has_its_
 
 
 def test_a_deterministic_summarizer_fails_every_trial_and_is_not_called_flaky():
-    result = run(RunConfig(summarizer=MUTANT, **SMALL))
+    result = run(RunConfig.of(MUTANT, **SMALL))
     assert result.failures and all(f.trials == (3, 3) for f in result.failures)
     assert not result.nondeterministic and result.stats.reasked > 0
 
@@ -234,7 +236,7 @@ def test_the_api_key_is_sent_only_in_the_header_and_written_nowhere(tmp_path, mo
 def test_a_server_echoing_the_key_has_it_redacted(monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
     with malformed_stub(body=f"invalid key {KEY}".encode()) as api:
-        with Summarizer("openai:test-model", base_url=api.url + "/v1") as summarizer:
+        with Summarizer(CallOptions("openai:test-model", base_url=api.url + "/v1")) as summarizer:
             with pytest.raises(InfraError) as caught:
                 summarizer(REQUEST)
     assert KEY not in str(caught.value) and "[REDACTED:OPENAI_API_KEY]" in str(caught.value)
@@ -244,7 +246,7 @@ def test_a_server_echoing_the_key_has_it_redacted(monkeypatch):
 
 
 def test_a_crashed_command_is_reported_and_restarted_for_the_next_request():
-    with Summarizer(_cmd(CORRECT, "--crash-on", "2"), protocol="rich") as summarizer:
+    with Summarizer(CallOptions(_cmd(CORRECT, "--crash-on", "2"), protocol="rich")) as summarizer:
         summarizer(REQUEST)
         with pytest.raises(InfraError) as caught:
             summarizer(dataclasses.replace(REQUEST, budget=201))
@@ -253,7 +255,7 @@ def test_a_crashed_command_is_reported_and_restarted_for_the_next_request():
 
 
 def test_a_hanging_command_is_killed_at_the_timeout_and_restarted():
-    with Summarizer(_cmd(CORRECT, "--hang-on", "1"), protocol="rich", timeout=0.5) as summarizer:
+    with Summarizer(CallOptions(_cmd(CORRECT, "--hang-on", "1"), protocol="rich", timeout=0.5)) as summarizer:
         with pytest.raises(InfraError) as caught:
             summarizer(REQUEST)
         assert caught.value.kind == "timeout"
@@ -262,14 +264,14 @@ def test_a_hanging_command_is_killed_at_the_timeout_and_restarted():
 
 
 def test_a_command_answering_garbage_is_malformed():
-    with Summarizer(_cmd(CORRECT, "--garbage-on", "1"), protocol="rich") as summarizer:
+    with Summarizer(CallOptions(_cmd(CORRECT, "--garbage-on", "1"), protocol="rich")) as summarizer:
         with pytest.raises(InfraError) as caught:
             summarizer(REQUEST)
     assert caught.value.kind == "malformed"
 
 
 def test_the_node_example_runs_over_cmd_and_loses_obligations():
-    result = run(RunConfig(summarizer=f"cmd:node {ROOT / 'examples' / 'node' / 'summarize.js'}", examples=6,
+    result = run(RunConfig.of(f"cmd:node {ROOT / 'examples' / 'node' / 'summarize.js'}", examples=6,
                            max_turns=150, seed=1, quiet=True))
     assert not result.infra_errors and result.stats.calls > 0
     assert result.exit_code == 1 and any(f.fact_kind for f in result.failures)
@@ -281,17 +283,17 @@ def test_the_node_example_runs_over_cmd_and_loses_obligations():
 def test_specs_that_can_never_work_fail_at_once_with_a_clear_error(tmp_path, monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     with pytest.raises(SpecError, match="set OPENAI_API_KEY"):
-        Summarizer("openai:gpt-4o-mini")
+        Summarizer(CallOptions("openai:gpt-4o-mini"))
     prompt = tmp_path / "prompt.txt"
     prompt.write_text("Summarize in {budget} tokens.")
     with pytest.raises(SpecError, match=r"no \{transcript\} placeholder"):
-        Summarizer("openai:m", base_url="http://127.0.0.1:9/v1", prompt=str(prompt))
+        Summarizer(CallOptions("openai:m", base_url="http://127.0.0.1:9/v1", prompt=str(prompt)))
     with pytest.raises(SpecError, match="cannot connect to 127.0.0.1:9"):
-        Summarizer("http://127.0.0.1:9/compact")
+        Summarizer(CallOptions("http://127.0.0.1:9/compact"))
     with pytest.raises(SpecError, match="exited at once"):
-        Summarizer(_cmd(CORRECT, "--exit-at-start"))
+        Summarizer(CallOptions(_cmd(CORRECT, "--exit-at-start")))
     with pytest.raises(SpecError, match="no program"):
-        Summarizer("cmd:no-such-program-here --x")
+        Summarizer(CallOptions("cmd:no-such-program-here --x"))
 
 
 def test_a_team_prompt_is_what_the_model_gets(tmp_path):
@@ -299,7 +301,7 @@ def test_a_team_prompt_is_what_the_model_gets(tmp_path):
     prompt.write_text("TEAM PROMPT at most {budget} tokens\n<transcript>\n{transcript}\n</transcript>\n"
                       "<obligations>\n{obligations}\n</obligations>\n")
     with openai_stub(prose.summarize) as api:
-        with Summarizer("openai:test-model", base_url=api.url + "/v1", prompt=str(prompt)) as summarizer:
+        with Summarizer(CallOptions("openai:test-model", base_url=api.url + "/v1", prompt=str(prompt))) as summarizer:
             summarizer(REQUEST)
         sent = api.requests[0].body
     assert sent["model"] == "test-model"

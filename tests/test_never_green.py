@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from harness import Role, Turn, result_from_return
+from harness._app._outcome import ExitCode
 from harness._app.calling._cache import CallCache
 from harness._app.cli._main import main
 from harness._app.corpus._entries import load_corpus, save_entry
@@ -796,7 +797,7 @@ def test_fewer_examples_than_asked_is_not_green(tmp_path, monkeypatch):
     """If generation gives up early (Hypothesis: Unsatisfiable), the run says so and exits 4."""
     from hypothesis.errors import NoSuchExample, Unsatisfiable
 
-    from harness._app.running import _run as _runner
+    from harness._app.running import _exploration as _runner
 
     real_find = _runner.find
 
@@ -830,3 +831,48 @@ def test_a_warm_cache_still_judges_determinism(tmp_path, capsys):
     assert main(common) == 1  # both answers cached: judged again, and the only new calls are the failure's trials
     data = _report(report)
     assert data["summarizer_calls"] == data["calls"]["asked_again"] == 3
+
+
+# -- one run path: a stop ends every command the same way (issue 30) -----------------------------------------------
+
+def _saved_entry(summarizer: str = "harness.summarizers.example:summarize"):
+    return next(path for path, entry in load_corpus(SEEDED).entries if entry.summarizer == summarizer
+                and len(entry.transcript.turns) > 1)
+
+
+@pytest.mark.parametrize("calls", [1, 2, 3])
+def test_shrink_of_a_failing_entry_under_a_spend_cap_is_never_green(calls, capsys):
+    """``shrink ENTRY --max-calls 3`` printed "no violation found" and exited 0 without having judged the
+    entry: the cap stopped judging and the shrink path did not say so."""
+    path = _saved_entry()
+    code = main(["shrink", str(path), "--summarizer", "harness.summarizers.example:summarize", "--inline",
+                 "--max-calls", str(calls), "--quiet"])
+    out = capsys.readouterr().out
+    assert code in (ExitCode.VIOLATIONS, ExitCode.INCOMPLETE), out
+    if code == ExitCode.INCOMPLETE:
+        assert f"! incomplete: --max-calls {calls} reached" in out, out
+
+
+@pytest.mark.parametrize("argv", [
+    ["run", "--summarizer", "harness.summarizers.example:summarize", *QUICK],
+    ["compare", "--summarizer", "harness.summarizers.example:summarize",
+     "--summarizer", "harness.summarizers.ledgered:summarize", *QUICK],
+], ids=["run", "compare"])
+def test_no_command_ends_green_after_a_cap_stopped_its_judging(argv, capsys):
+    code = main([*argv, "--max-calls", "1", "--inline"])
+    out = capsys.readouterr().out
+    assert code in (ExitCode.VIOLATIONS, ExitCode.INCOMPLETE), out
+
+
+@pytest.mark.parametrize("argv", [
+    ["oracles"],
+    ["corpus", "list", str(SEEDED)],
+    ["replay", str(SEEDED), "--summarizer", "harness.summarizers.ledgered:summarize", "--inline", "--quiet"],
+    ["run", "--summarizer", "harness.summarizers.ledgered:summarize", "--inline", *QUICK],
+    ["run", "--summarizer", "no.such.module:fn", *QUICK],
+    ["run", "--examples", "0"],
+    ["--version"],
+], ids=["oracles", "corpus", "replay", "run", "bad-spec", "usage", "version"])
+def test_every_command_ends_in_one_of_the_exit_codes(argv, capsys):
+    assert isinstance(main(argv), ExitCode)
+    capsys.readouterr()

@@ -118,9 +118,10 @@ def test_a_derandomized_profile_fixes_the_run_seed(pytester):
 
 
 def test_nightly_run_keeps_shrunk_failures_in_its_database(tmp_path):
-    from harness._app.running._run import RunConfig, run
+    from harness._app.running._options import RunConfig
+    from harness._app.running._run import run
 
-    config = RunConfig(summarizer="harness.summarizers.mutants:softens_prohibition", protocol="rich", examples=20,
+    config = RunConfig.of("harness.summarizers.mutants:softens_prohibition", protocol="rich", examples=20,
                        seed=1, max_turns=200, only=("negation-polarity",), quiet=True, isolation="inline",
                        database=str(tmp_path))
     assert run(config).failures

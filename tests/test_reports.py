@@ -12,8 +12,9 @@ from harness._app.cli._main import main
 from harness._app._compare import Comparison, Side
 from harness._app.reports._junit import replay_junit, run_junit
 from harness._app.corpus._replay import replay_corpus
-from harness._app.running._run import RunConfig, run
-from harness._app.reports._text import REPORT_VERSION, report_dict
+from harness._app.running._options import RunConfig
+from harness._app.running._run import run
+from harness._app.reports._document import REPORT_VERSION, report_dict
 
 SCHEMA = Path(__file__).resolve().parent / "assets" / "junit-10.xsd"
 CORRECT = "harness.summarizers.prose:summarize"
@@ -48,7 +49,7 @@ def _cases(xml: str) -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def mutant_run():
-    return run(RunConfig(summarizer=MUTANT, examples=15, seed=11, max_turns=200, quiet=True, isolation="inline"))
+    return run(RunConfig.of(MUTANT, examples=15, seed=11, max_turns=200, quiet=True, isolation="inline"))
 
 
 @pytest.mark.parametrize("mode, status", [("review", "skipped"), ("fail", "failure")])
@@ -77,7 +78,7 @@ def test_a_run_is_one_case_per_oracle_failing_where_the_run_failed(junit_schema,
 
 
 def test_a_clean_run_passes_every_case_and_an_incomplete_one_does_not(junit_schema):
-    clean = report_dict(run(RunConfig(summarizer=CORRECT, examples=8, seed=3, max_turns=200, quiet=True,
+    clean = report_dict(run(RunConfig.of(CORRECT, examples=8, seed=3, max_turns=200, quiet=True,
                                       isolation="inline")))
     xml = run_junit(clean, oracles=clean["oracles"])
     junit_schema.validate(xml)
@@ -114,7 +115,7 @@ def test_a_replay_is_one_case_per_corpus_entry(junit_schema, tmp_path):
     (tmp_path / "corpus" / "garbage.json").write_text("{not json")
     entries = sorted(p.name for p in corpus.glob("*.json") if p.name != "garbage.json")
     for spec, expected in ((MUTANT, "failure"), (CORRECT, "passed")):
-        replay = replay_corpus(corpus, RunConfig(summarizer=spec, quiet=True, isolation="inline"))
+        replay = replay_corpus(corpus, RunConfig.of(spec, quiet=True, isolation="inline"))
         xml = replay_junit(replay, spec)
         junit_schema.validate(xml)
         cases = _cases(xml)
@@ -176,8 +177,8 @@ def test_compare_replays_the_corpus_with_every_summarizer(tmp_path, junit_schema
 
 
 def test_a_summarizer_that_fails_where_the_baseline_did_not_is_a_new_failure(mutant_run):
-    clean = run(RunConfig(summarizer=CORRECT, examples=4, seed=3, max_turns=200, quiet=True, isolation="inline"))
-    from harness._app.running._run import InfraFailure
+    clean = run(RunConfig.of(CORRECT, examples=4, seed=3, max_turns=200, quiet=True, isolation="inline"))
+    from harness._app.running._results import InfraFailure
     import dataclasses
     broken = dataclasses.replace(clean, infra_errors=(InfraFailure("timeout", "no answer in 30 s", 2),))
     comparison = Comparison((Side(CORRECT, clean), Side("team:broken", broken)))
@@ -356,13 +357,14 @@ def test_the_legend_names_a_cliff_in_rounds_too_few_sessions_reach_to_be_charted
 def test_an_interrupt_ends_compare_after_the_side_it_stopped(monkeypatch):
     import dataclasses
     import harness._app._compare as compare_module
+    from harness._app._outcome import Stop, StopReason
     real = compare_module.run
 
     def interrupted_run(config):
-        return dataclasses.replace(real(config), incomplete="interrupted")
+        return dataclasses.replace(real(config), incomplete=Stop(StopReason.INTERRUPTED))
 
     monkeypatch.setattr(compare_module, "run", interrupted_run)
-    configs = [RunConfig(summarizer=spec, examples=2, max_turns=200, quiet=True, isolation="inline", seed=1)
+    configs = [RunConfig.of(spec, examples=2, max_turns=200, quiet=True, isolation="inline", seed=1)
                for spec in (CORRECT, MUTANT)]
     comparison = compare_module.compare(configs)
     assert [side.label for side in comparison.sides] == [CORRECT]
@@ -390,7 +392,7 @@ def test_the_same_function_under_two_names_compares_nothing(capsys):
 
 
 def test_two_prompts_of_one_model_never_share_a_cache_key(tmp_path):
-    from harness._app.cli._main import _side_version
+    from harness._app.cli._commands import _side_version
     old, new = tmp_path / "old.txt", tmp_path / "new.txt"
     old.write_text("Keep every obligation. {transcript}")
     new.write_text("Be brief. {transcript}")
@@ -452,7 +454,8 @@ def test_one_factory_makes_two_summarizers_and_compare_tells_them_apart(tmp_path
 
 
 def test_a_prompt_given_once_goes_to_the_openai_sides_of_a_mixed_compare():
-    from harness._app.cli._main import _check_prompt, _parser
+    from harness._app.cli._commands import check_prompt as _check_prompt
+    from harness._app.cli._parser import build_parser as _parser
     mixed = _parser().parse_args(["compare", "--summarizer", CORRECT, "--summarizer", "openai:m", "--prompt", "p.txt"])
     _check_prompt(mixed)  # no error: the prompt is for openai:m
     per_side = _parser().parse_args(["compare", "--summarizer", CORRECT, "--prompt", "", "--summarizer", "openai:m",

@@ -12,7 +12,8 @@ from harness import compact_once
 from harness._app.corpus._entries import CorpusSaver, load_corpus
 from harness._app.judging._judge import judge_session
 from harness._app.corpus._replay import replay_corpus
-from harness._app.running._run import RunConfig, run
+from harness._app.running._options import RunConfig
+from harness._app.running._run import run
 from harness._base._model import Consumer
 from harness.summarizers import ledgered, prose
 from harness.summarizers.mutants import MUTANTS, SESSION_MUTANTS
@@ -69,7 +70,7 @@ _ALSO = {"consumer-requirements": ("handle-retained", "closure")}
 def test_a_session_failure_shrinks_to_a_small_session_and_replays_from_the_corpus(invariant, tmp_path):
     spec = f"harness.summarizers.mutants:{SESSION_MUTANTS[invariant].__name__}"
     saver = CorpusSaver(str(tmp_path), summarizer=spec, budget=BUDGET)
-    config = RunConfig(summarizer=spec, examples=60, seed=3, budget=BUDGET, max_turns=600, isolation="inline",
+    config = RunConfig.of(spec, examples=60, seed=3, budget=BUDGET, max_turns=600, isolation="inline",
                        only=(invariant, *_ALSO.get(invariant, ())), quiet=True, trials=1,
                        consumers=(ROUTER,) if invariant == "consumer-requirements" else ())
     result = run(config, on_failure=saver)
@@ -80,5 +81,5 @@ def test_a_session_failure_shrinks_to_a_small_session_and_replays_from_the_corpu
     assert failure.trials == (1, 1)
     entries = load_corpus(tmp_path).entries
     assert invariant in {entry.invariant for _, entry in entries}
-    replay = replay_corpus(tmp_path, RunConfig(summarizer=spec, isolation="inline", quiet=True, trials=1))
+    replay = replay_corpus(tmp_path, RunConfig.of(spec, isolation="inline", quiet=True, trials=1))
     assert {o.status for o in replay.outcomes} == {"failing"}

@@ -51,7 +51,8 @@ from hypothesis import HealthCheck  # noqa: E402
 from harness._app.corpus._entries import CorpusSaver  # noqa: E402
 from harness._app.corpus._replay import replay_corpus  # noqa: E402
 from harness._app.reports._text import render_text  # noqa: E402
-from harness._app.running._run import RunConfig, shrink_transcript  # noqa: E402
+from harness._app.running._options import RunConfig  # noqa: E402
+from harness._app.running._run import shrink_transcript  # noqa: E402
 
 TAIL = "harness.summarizers.naive:tail"
 
@@ -69,8 +70,8 @@ def _long_transcript_with_an_early_prohibition():
 
 def test_a_tail_compactors_dropped_prohibition_shrinks_to_a_few_turns_that_replay_from_the_corpus(tmp_path):
     transcript = _long_transcript_with_an_early_prohibition()
-    config = RunConfig(summarizer=TAIL, isolation="inline", quiet=True)
-    saver = CorpusSaver(tmp_path, summarizer=TAIL, budget=config.budget)
+    config = RunConfig.of(TAIL, isolation="inline", quiet=True)
+    saver = CorpusSaver(tmp_path, summarizer=TAIL, budget=config.judging.budget)
     result = shrink_transcript(transcript, config, on_failure=saver)
     dropped = [f for f in result.failures if f.fact_kind == "prohibition"]
     assert dropped, result.failures
@@ -78,17 +79,17 @@ def test_a_tail_compactors_dropped_prohibition_shrinks_to_a_few_turns_that_repla
         assert failure.original_turns >= 2000
         assert len(failure.transcript.turns) <= 8
         assert failure.shrink_stopped is None
-        assert failure.budget <= config.budget
+        assert failure.budget <= config.judging.budget
         assert [f.kind for f in failure.transcript.facts] == [FactKind.PROHIBITION]
     assert saver.saved == len(result.failures)
-    replayed = replay_corpus(tmp_path, RunConfig(summarizer=TAIL, isolation="inline", quiet=True))
+    replayed = replay_corpus(tmp_path, RunConfig.of(TAIL, isolation="inline", quiet=True))
     assert {o.status for o in replayed.outcomes} == {"failing"}
     assert {o.entry.budget for o in replayed.outcomes} == {f.budget for f in result.failures}
 
 
 def test_the_report_shows_merged_filler_as_a_token_count_and_the_budget_it_fails_at():
     transcript = _long_transcript_with_an_early_prohibition()
-    result = shrink_transcript(transcript, RunConfig(summarizer=TAIL, isolation="inline", quiet=True,
+    result = shrink_transcript(transcript, RunConfig.of(TAIL, isolation="inline", quiet=True,
                                                      only=("literal-verbatim",)))
     (failure,) = result.failures
     assert failure.elided, "the filler that pushed the prohibition out is one merged turn"
@@ -106,7 +107,7 @@ def test_shrink_given_a_corpus_entry_uses_the_budget_the_entry_fails_at(tmp_path
 
     transcript = _long_transcript_with_an_early_prohibition()
     saver = CorpusSaver(tmp_path, summarizer=TAIL, budget=2000)
-    shrink_transcript(transcript, RunConfig(summarizer=TAIL, isolation="inline", quiet=True,
+    shrink_transcript(transcript, RunConfig.of(TAIL, isolation="inline", quiet=True,
                                             only=("literal-verbatim",)), on_failure=saver)
     (entry,) = tmp_path.glob("*.json")
     saved = json.loads(entry.read_text())
@@ -122,9 +123,9 @@ def test_a_tail_compactor_splitting_a_call_from_its_answer_in_a_long_session_shr
     # shrinking must keep the rounds where they fired and the call with its answer.
     from harness._app.running._run import run
 
-    config = RunConfig(summarizer=TAIL, isolation="inline", quiet=True, examples=200, seed=1, max_turns=400,
+    config = RunConfig.of(TAIL, isolation="inline", quiet=True, examples=200, seed=1, max_turns=400,
                        only=("tool-pairing",))
-    saver = CorpusSaver(tmp_path, summarizer=TAIL, budget=config.budget)
+    saver = CorpusSaver(tmp_path, summarizer=TAIL, budget=config.judging.budget)
     result = run(config, on_failure=saver)
     assert [f.key for f in result.failures] == [("tool-pairing", None)]
     failure = result.failures[0]
@@ -135,7 +136,7 @@ def test_a_tail_compactor_splitting_a_call_from_its_answer_in_a_long_session_shr
     call_id = next(c.id for t in failure.transcript.turns for c in t.tool_calls if any(
         u.tool_call_id == c.id for u in failure.transcript.turns))
     assert call_id in failure.detail
-    replayed = replay_corpus(tmp_path, RunConfig(summarizer=TAIL, isolation="inline", quiet=True, only=("tool-pairing",)))
+    replayed = replay_corpus(tmp_path, RunConfig.of(TAIL, isolation="inline", quiet=True, only=("tool-pairing",)))
     assert {o.status for o in replayed.outcomes} == {"failing"}
 
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from harness._app.running._run import RunConfig, run
+from harness._app.running._options import RunConfig
+from harness._app.running._run import run
 from harness._app.judging._survival import Survival, Tally, session_survival, survival_from_dict
 from harness._base._errors import SchemaError
 from harness._base._model import Fact, FactKind, Fate, Polarity, Role, Status, Transcript, Turn
@@ -67,7 +68,7 @@ def _shares(survival: Survival, kind: str) -> list[float | None]:
 
 
 def test_a_summarizer_failing_only_from_its_fifth_compaction_shows_a_cliff_at_round_five():
-    result = run(RunConfig(summarizer="tests._report_subjects:forgets_prohibitions_late", examples=25, seed=2,
+    result = run(RunConfig.of("tests._report_subjects:forgets_prohibitions_late", examples=25, seed=2,
                            quiet=True, isolation="inline", trials=0))
     s = result.survival
     assert s.cliff("prohibition", 0.9) == CLIFF_ROUND - 1
@@ -78,7 +79,7 @@ def test_a_summarizer_failing_only_from_its_fifth_compaction_shows_a_cliff_at_ro
 
 
 def test_a_correct_summarizer_keeps_every_kind_in_every_round():
-    result = run(RunConfig(summarizer="harness.summarizers.ledgered:summarize", examples=20, seed=4, quiet=True,
+    result = run(RunConfig.of("harness.summarizers.ledgered:summarize", examples=20, seed=4, quiet=True,
                            isolation="inline", trials=0))
     s = result.survival
     assert len(s.kinds()) >= 6 and s.sessions[0] == result.examples_run
@@ -92,11 +93,11 @@ def _drops_everything(messages, budget):
 def test_kinds_judged_only_by_oracles_blind_to_a_loss_are_left_out_not_shown_as_kept():
     # force-kept looks for weakened obligations; it says nothing about one that is gone. With only it
     # selected, a summarizer that drops everything must not show as keeping everything.
-    blind = run(RunConfig(summarizer="tests.test_survival:_drops_everything", examples=8, seed=1, quiet=True,
+    blind = run(RunConfig.of("tests.test_survival:_drops_everything", examples=8, seed=1, quiet=True,
                           isolation="inline", trials=0, only=("force-kept",)))
     assert blind.survival.kinds() == ()
     # literal_binding and artifact_reference are retained only through literal-verbatim; skip it and they go.
-    skipped = run(RunConfig(summarizer="tests.test_survival:_drops_everything", examples=8, seed=1, quiet=True,
+    skipped = run(RunConfig.of("tests.test_survival:_drops_everything", examples=8, seed=1, quiet=True,
                             isolation="inline", trials=0, skip=("literal-verbatim",)))
     kinds = skipped.survival.kinds()
     assert "literal_binding" not in kinds and "artifact_reference" not in kinds and "prohibition" not in kinds
@@ -105,7 +106,7 @@ def test_kinds_judged_only_by_oracles_blind_to_a_loss_are_left_out_not_shown_as_
 
 
 def test_a_superseded_value_is_an_obligation_whose_loss_the_curve_shows():
-    result = run(RunConfig(summarizer="harness.summarizers.mutants:keeps_stale_value", examples=30, seed=3,
+    result = run(RunConfig.of("harness.summarizers.mutants:keeps_stale_value", examples=30, seed=3,
                            quiet=True, isolation="inline", trials=0))
     s = result.survival
     assert "supersession" in s.kinds() and s.cliff("supersession", 0.9) is not None

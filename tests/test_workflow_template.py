@@ -6,7 +6,7 @@ from pathlib import Path
 
 import yaml
 
-from harness._app.cli._main import _parser
+from harness._app.cli._parser import build_parser as _parser
 
 TEMPLATE = Path(__file__).resolve().parent.parent / "templates" / "github" / "compaction-nightly.yml"
 

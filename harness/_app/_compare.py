@@ -11,7 +11,6 @@ exits 1. Failures both have are shared, not new: the gate is about change.
 
 from __future__ import annotations
 
-import dataclasses
 import secrets
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -19,8 +18,11 @@ from typing import Any
 
 from harness._base._errors import InvalidArgument
 from harness._app.corpus._replay import Replay, replay_corpus
-from harness._app.reports._text import report_dict
-from harness._app.running._run import RunConfig, RunResult, open_summarizer, run
+from harness._app.reports._document import report_dict
+from harness._app._outcome import ExitCode, StopReason, exit_code
+from harness._app.running._options import RunConfig
+from harness._app.running._results import RunResult
+from harness._app.running._run import open_summarizer, run
 
 __all__ = ["Side", "Comparison", "compare", "comparison_dict", "render_comparison_text", "COMPARISON_VERSION"]
 
@@ -74,11 +76,11 @@ class Side:
         """Every example of its run was judged to its end: not cut short, and the summarizer never failed (an
         example it failed in is not judged past that round), so the absence of a failure means something."""
         return (self.incomplete is None and not self.run.infra_errors
-                and self.run.examples_run >= self.run.config.examples)
+                and self.run.examples_run >= self.run.config.generation.examples)
 
     @property
     def interrupted(self) -> bool:
-        return self.run.incomplete == "interrupted" or (self.replay is not None and self.replay.interrupted)
+        return _interrupted(self.run) or (self.replay is not None and self.replay.interrupted)
 
     @property
     def incomplete(self) -> str | None:
@@ -147,14 +149,12 @@ class Comparison:
         return "✓" if side.judged_everything else "?"
 
     @property
-    def exit_code(self) -> int:
+    def exit_code(self) -> ExitCode:
         """As ``run``'s: 1 a later side introduces a failure; 3 some side's summarizer itself failed; 4 some side
         was not judged completely (or not run at all); 0 only when every side was judged cleanly."""
-        if any(self.new(side) for side in self.sides[1:]):
-            return 1
-        if any(side.infra_where() for side in self.sides):
-            return 3
-        return 4 if self.not_run or any(side.incomplete for side in self.sides) else 0
+        return exit_code(violated=any(self.new(side) for side in self.sides[1:]),
+                         summarizer_failed=any(side.infra_where() for side in self.sides),
+                         incomplete=bool(self.not_run) or any(side.incomplete for side in self.sides))
 
 
 def compare(configs: Sequence[RunConfig], *, labels: Sequence[str] | None = None, corpus: str | None = None,
@@ -165,9 +165,9 @@ def compare(configs: Sequence[RunConfig], *, labels: Sequence[str] | None = None
     is an error at once, not after the baseline's hour. An interrupt ends the comparison after the side
     it stopped: the sides not run are named and the comparison exits 4.
     """
-    labels = list(labels or [c.summarizer for c in configs])
-    seed = configs[0].seed if configs[0].seed is not None else secrets.randbits(32)
-    configs = [dataclasses.replace(c, seed=seed) for c in configs]
+    labels = list(labels or [c.calling.summarizer for c in configs])
+    seed = configs[0].generation.seed if configs[0].generation.seed is not None else secrets.randbits(32)
+    configs = [c.but(seed=seed) for c in configs]
     seen: dict[tuple[str, str], str] = {}
     for config, label in zip(configs, labels):
         with open_summarizer(config) as summarizer:
@@ -181,11 +181,15 @@ def compare(configs: Sequence[RunConfig], *, labels: Sequence[str] | None = None
         if on_side is not None:
             on_side(n, label)
         result = run(config)
-        replay = replay_corpus(corpus, config) if corpus is not None and result.incomplete != "interrupted" else None
+        replay = replay_corpus(corpus, config) if corpus is not None and not _interrupted(result) else None
         sides.append(Side(label, result, replay))
         if sides[-1].interrupted:
             return Comparison(tuple(sides), tuple(labels[n:]))
     return Comparison(tuple(sides))
+
+
+def _interrupted(result: RunResult) -> bool:
+    return result.incomplete is not None and result.incomplete.reason is StopReason.INTERRUPTED
 
 
 def _key_text(key: FailureKey) -> str:
@@ -197,10 +201,11 @@ def _key_text(key: FailureKey) -> str:
     return f"the summarizer itself failed ({a})"
 
 
-_VERDICTS = {1: "a later summarizer introduces failures the baseline did not have",
-             3: "no new failure, but a summarizer itself failed (raised, hung, returned garbage) somewhere",
-             4: "no new failure in what was judged, but not everything was judged",
-             0: "no new failure"}
+_VERDICTS = {ExitCode.VIOLATIONS: "a later summarizer introduces failures the baseline did not have",
+             ExitCode.SUMMARIZER: "no new failure, but a summarizer itself failed (raised, hung, returned garbage) "
+                                  "somewhere",
+             ExitCode.INCOMPLETE: "no new failure in what was judged, but not everything was judged",
+             ExitCode.OK: "no new failure"}
 
 
 def comparison_dict(comparison: Comparison) -> dict[str, Any]:

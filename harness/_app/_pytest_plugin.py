@@ -149,17 +149,12 @@ class HarnessItem(pytest.Item):
         from harness._app.corpus._entries import CorpusSaver
         from harness._app.fuzzing._fuzz import DEFAULT_FUZZ_MAX_TURNS, FuzzConfig, fuzz
         from harness._app.reports._text import render_fuzz_text
-        from harness._app.running._run import RunConfig
 
         cfg = self.config
-        config = RunConfig(summarizer=cfg.getoption("summarizer"), protocol=cfg.getoption("summarizer_protocol"),
-                           seed=self._seed(), max_turns=DEFAULT_FUZZ_MAX_TURNS,
-                           budget=int(cfg.getoption("summarizer_budget")), quiet=True,
-                           rules=cfg.getoption("summarizer_rules"), extend=tuple(cfg.getoption("summarizer_extend")),
-                           unclear=cfg.getoption("summarizer_unclear"))
+        config = self._run_config(seed=self._seed(), max_turns=DEFAULT_FUZZ_MAX_TURNS)
         corpus = cfg.getoption("summarizer_corpus")
-        saver = CorpusSaver(corpus if cfg.getoption("summarizer_save") else None, summarizer=config.summarizer,
-                            budget=config.budget)
+        saver = CorpusSaver(corpus if cfg.getoption("summarizer_save") else None,
+                            summarizer=config.calling.summarizer, budget=config.judging.budget)
         result = fuzz(FuzzConfig(config, max_time=float(cfg.getoption("summarizer_fuzz")), corpus=corpus),
                       on_failure=saver)
         if result.exit_code:
@@ -170,21 +165,17 @@ class HarnessItem(pytest.Item):
         from harness._app.corpus._entries import CorpusSaver
         from harness._app._profiles import profile
         from harness._app.reports._text import render_text
-        from harness._app.running._run import RunConfig, run
+        from harness._app.running._run import run
 
         cfg = self.config
         chosen = profile(cfg.getoption("summarizer_profile"))
         database = chosen.database.path if getattr(chosen.database, "path", None) else None
-        config = RunConfig(summarizer=cfg.getoption("summarizer"), protocol=cfg.getoption("summarizer_protocol"),
-                           examples=chosen.max_examples, seed=self._seed(),
-                           max_turns=int(cfg.getoption("summarizer_max_turns")),
-                           budget=int(cfg.getoption("summarizer_budget")), quiet=True,
-                           database=str(database) if database else None, rules=cfg.getoption("summarizer_rules"),
-                           extend=tuple(cfg.getoption("summarizer_extend")),
-                           background=cfg.getoption("summarizer_background"),
-                           unclear=cfg.getoption("summarizer_unclear"))
+        config = self._run_config(examples=chosen.max_examples, seed=self._seed(),
+                                  max_turns=int(cfg.getoption("summarizer_max_turns")),
+                                  database=str(database) if database else None,
+                                  background=cfg.getoption("summarizer_background"))
         corpus = cfg.getoption("summarizer_corpus") if cfg.getoption("summarizer_save") else None
-        saver = CorpusSaver(corpus, summarizer=config.summarizer, budget=config.budget)
+        saver = CorpusSaver(corpus, summarizer=config.calling.summarizer, budget=config.judging.budget)
         result = run(config, on_failure=saver)
         if result.exit_code:
             raise HarnessFailure(render_text(result))
@@ -199,18 +190,30 @@ class HarnessItem(pytest.Item):
         # lazy: see pytest_configure
         from harness._app.corpus._entries import load_entry
         from harness._app.corpus._replay import recorded_protocol, replay_entry
-        from harness._app.running._run import RunConfig, open_summarizer
+        from harness._app.running._run import open_summarizer
 
         entry = load_entry(self.entry_path)
-        config = RunConfig(summarizer=self.config.getoption("summarizer"),
-                           protocol=self.config.getoption("summarizer_protocol"), quiet=True,
-                           rules=self.config.getoption("summarizer_rules"),
-                           extend=tuple(self.config.getoption("summarizer_extend")))
-        with open_summarizer(config, recorded_protocol=recorded_protocol(entry, config.summarizer)) as summarizer:
+        config = self._run_config()
+        with open_summarizer(config, recorded_protocol=recorded_protocol(entry, config.calling.summarizer)
+                             ) as summarizer:
             outcome = replay_entry(self.entry_path, entry, summarizer, config)
         if outcome.status != "fixed":
             raise HarnessFailure(f"{self.entry_path.name}: {entry.invariant} ({entry.fact_kind or 'structure'}) "
                                  f"{outcome.status}: {outcome.detail}")
+
+    def _run_config(self, **generation):
+        """The run's options from the plugin's, built in one place for every item (replay judges each entry
+        with its own budget)."""
+        # lazy: see pytest_configure
+        from harness._app.calling._options import CallOptions
+        from harness._app.running._options import Generation, Judging, RunConfig
+
+        cfg = self.config
+        calling = CallOptions(cfg.getoption("summarizer"), protocol=cfg.getoption("summarizer_protocol"),
+                              extend=tuple(cfg.getoption("summarizer_extend")))
+        judging = Judging(budget=int(cfg.getoption("summarizer_budget")), rules=cfg.getoption("summarizer_rules"),
+                          unclear=cfg.getoption("summarizer_unclear"))
+        return RunConfig(calling, Generation(**generation), judging, quiet=True)
 
     def repr_failure(self, excinfo, style=None):
         if isinstance(excinfo.value, HarnessFailure):

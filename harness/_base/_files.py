@@ -1,4 +1,7 @@
-"""Every file the harness reads or writes goes through here: one atomic writer, one JSON reader, path checks.
+"""Every document the harness keeps or reads (reports, corpus entries, cache entries, JSON inputs) goes through
+here: one atomic writer, one JSON reader, path checks. (What else is read is not a document: a summarizer's
+source hashed for its fingerprint, a prompt template, the counters a fuzzing process is rewriting; and the
+fuzzing processes' entry script is written into a temporary folder of their own.)
 
 Writes are atomic (a hidden temporary file in the same folder, then a rename),
 respect the umask, and their temporary names never end in ``.json``, so no

@@ -1,4 +1,5 @@
-"""From a ``--summarizer`` spec to a function: loading it, and a fingerprint of its code.
+"""From a spec (``--summarizer``, ``--rules``, ``--token-counter``, ``--extend``) to the object it names:
+loading it, and a fingerprint of a summarizer's code.
 
 Both answers are decided here and nowhere else (the protocol it is called with
 is decided by ``harness._base._protocol.resolve_protocol``).
@@ -15,10 +16,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from harness._base._errors import SpecError
+from harness._base._errors import InvalidArgument, SpecError
 from oracles import ProseRules
 
-__all__ = ["load_object", "load_callable", "load_rules", "load_module", "code_fingerprint", "team_modules", "may_vary",
+__all__ = ["load_object", "load_callable", "load_rules", "checked_counter", "load_module", "code_fingerprint", "team_modules", "may_vary",
            "spec_identity"]
 #: Our own top-level packages: a summarizer bundled with the harness is its own subpackage, not all of these.
 _OUR_ROOTS = ("harness", "strategies", "oracles")
@@ -32,6 +33,24 @@ def load_rules(spec: str, *, option: str = "--rules") -> ProseRules:
         raise SpecError(f"{option} {spec!r}: expected an oracles.ProseRules (for example "
                         f"dataclasses.replace(oracles.DEFAULT_RULES, ...)), got {type(rules).__name__}")
     return rules
+
+
+def checked_counter(spec: str) -> Callable[[str], int]:
+    """A team's token counter, tried once now and checked on every call: a whole number >= 0, or
+    an ``InvalidArgument`` naming ``--token-counter`` (never a count silently taken as valid)."""
+    counter = load_callable(spec, option="--token-counter")
+
+    def count(text: str) -> int:
+        try:
+            value = counter(text)
+        except Exception as exc:
+            raise InvalidArgument(f"--token-counter {spec!r} raised {type(exc).__name__}: {exc}") from None
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise InvalidArgument(f"--token-counter {spec!r} returned {value!r}; expected a whole number >= 0")
+        return value
+
+    count("a probe: three words")
+    return count
 
 
 def load_callable(spec: str, *, option: str = "--summarizer") -> Callable[..., Any]:

@@ -28,7 +28,7 @@ __all__ = ["OPENAI_BASE_URL", "API_KEY_ENV", "DEFAULT_PROMPT", "OpenAITransport"
 
 OPENAI_BASE_URL = "https://api.openai.com/v1"
 API_KEY_ENV = "OPENAI_API_KEY"
-DEFAULT_PROMPT = Path(__file__).resolve().parent.parent / "summarizers" / "compaction_prompt.txt"
+DEFAULT_PROMPT = Path(__file__).resolve().parents[2] / "summarizers" / "compaction_prompt.txt"
 _MAX_PROMPT_BYTES = 1024 * 1024
 
 

@@ -12,9 +12,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from harness._app.calling._loading import load_module, load_rules
+from harness._app.calling._loading import checked_counter, load_module, load_rules
 from harness._app.calling._redact import Redactor
-from harness._app.running._run import checked_counter
 from harness._base._errors import HarnessError, InvalidArgument, SpecError
 
 __all__ = ["probe"]

@@ -35,7 +35,7 @@ class ProcessTransport:
         except SpecError as exc:
             raise SpecError(self._redactor.redact(str(exc))) from None
         self._worker.protocol = loaded.protocol
-        return Loaded(loaded.protocol, loaded.fingerprint, loaded.may_vary, loaded.identity)
+        return loaded
 
     def call(self, request, timeout: float) -> Answer:
         result, output = self._worker.call(request, timeout)

@@ -24,21 +24,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness._base._calling import DEFAULT_MAX_RESULT_CHARS, valid_text
-from harness._base._errors import InfraError, InvalidArgument, MalformedResult, SpecError
-from harness._base._protocol import PROTOCOLS, CompactionRequest, CompactionResult, result_from_dict
+from harness._base._calling import valid_text
+from harness._base._errors import InfraError, MalformedResult, SpecError
+from harness._base._protocol import CompactionRequest, CompactionResult, result_from_dict
 from harness._app.calling._cache import CallCache
-from harness._app.calling._redact import Redactor
 from harness._app.calling._cmd import CommandTransport
 from harness._app.calling._http import HttpTransport
 from harness._app.calling._openai import OpenAITransport
 from harness._app.calling._python import InlineTransport, ProcessTransport
+from harness._app.calling._options import ISOLATIONS, CallOptions
 from harness._app.calling._transport import Setup, Transport
-from harness._app.calling._worker import DEFAULT_LOAD_TIMEOUT
 
 __all__ = ["Summarizer", "CallStats", "ISOLATIONS", "ADAPTERS"]
-
-ISOLATIONS = ("process", "inline")
 
 #: Spec prefix -> adapter class, constructed as ``cls(spec, setup)``; a spec with none of these prefixes is a
 #: Python function (``ProcessTransport``, or ``InlineTransport`` with ``--inline``). See ``harness._app.calling._transport``.
@@ -92,50 +89,27 @@ class CallStats:
 class Summarizer:
     """The summarizer under test, called through the cache, isolated, timed out and redacted.
 
-    ``protocol`` None means the function's declared one (``resolve_protocol``);
-    ``version`` replaces the code fingerprint in cache keys, for summarizers whose
-    answers depend on more than their Python code (a prompt file, a model name).
-    ``extend`` modules are imported beside the summarizer (in its worker), so a
-    team's fact kinds are defined where it runs. ``jobs`` is how many calls may
-    run at once (``--inline`` always runs one at a time: redirecting prints is
-    process-wide).
+    ``options`` say which summarizer and how it is called (``CallOptions``); ``cache``
+    defaults to one kept in memory (and in ``options.cache_dir``). ``recorded_protocol``
+    is the one a corpus entry saved for this summarizer (replay). ``jobs`` calls may run
+    at once (``--inline`` always runs one at a time: redirecting prints is process-wide).
     """
 
-    def __init__(self, spec: str, *, protocol: str | None = None, timeout: float = 30.0,
-                 isolation: str = "process", cache: CallCache | None = None,
-                 max_result_chars: int = DEFAULT_MAX_RESULT_CHARS, version: str | None = None,
-                 redactor: Redactor | None = None, recorded_protocol: str | None = None,
-                 load_timeout: float = DEFAULT_LOAD_TIMEOUT, extend: tuple[str, ...] = (), jobs: int = 1,
-                 base_url: str | None = None, prompt: str | None = None, api_key_env: str | None = None,
-                 retries: int = 4):
-        if protocol is not None and protocol not in PROTOCOLS:
-            raise InvalidArgument(f"--protocol {protocol!r}: expected 'messages' or 'rich'")
-        if isolation not in ISOLATIONS:
-            raise InvalidArgument(f"isolation={isolation!r}: expected 'process' or 'inline'")
-        if not timeout > 0:
-            raise InvalidArgument(f"--timeout {timeout!r}: expected a number of seconds > 0")
-        if max_result_chars < 1:
-            raise InvalidArgument(f"--max-result-chars {max_result_chars!r}: expected a positive number")
-        if jobs < 1:
-            raise InvalidArgument(f"--jobs {jobs!r}: expected a whole number >= 1")
-        if retries < 0:
-            raise InvalidArgument(f"--retries {retries!r}: expected a whole number >= 0")
+    def __init__(self, options: CallOptions, *, cache: CallCache | None = None,
+                 recorded_protocol: str | None = None, load_timeout: float | None = None):
+        spec = options.summarizer
         self.spec = spec
-        self.timeout = timeout
-        self.isolation = isolation
-        self.max_result_chars = max_result_chars
-        self.cache = cache if cache is not None else CallCache()
-        # The run's redactor covers --redact-env and --api-key-env (``open_summarizer``); a library caller's too.
-        self.redactor = redactor if redactor is not None else \
-            Redactor.from_environ(extra_names=(api_key_env,) if api_key_env else ())
+        self.options = options
+        self.timeout = options.timeout
+        self.cache = cache if cache is not None else CallCache(options.cache_dir)
+        self.redactor = options.redactor()  # covers --redact-env and --api-key-env
         self.stats = CallStats()
         self._inflight: dict[str, threading.Event] = {}  # requests being asked now, by cache key
         self._local = threading.local()  # calls made by this thread (an example's own, under --jobs)
-        self._setup = Setup(protocol=protocol, recorded_protocol=recorded_protocol, max_result_chars=max_result_chars,
-                            redactor=self.redactor, load_timeout=load_timeout, extend=tuple(extend),
-                            base_url=base_url, prompt=prompt, api_key_env=api_key_env, retries=retries)
-        self._make = adapter_for(spec, isolation)
-        self._jobs = 1 if self._make is InlineTransport else jobs
+        self._setup = Setup.of(options, self.redactor, recorded_protocol=recorded_protocol,
+                               load_timeout=options.load_timeout() if load_timeout is None else load_timeout)
+        self._make = adapter_for(spec, options.isolation)
+        self._jobs = 1 if self._make is InlineTransport else options.jobs
         self._idle: list[Transport] = []
         self._made: list[Transport] = []
         self._lock = threading.Lock()
@@ -152,6 +126,7 @@ class Summarizer:
         self._idle.append(first)
         # What it runs, whatever --summarizer-version says: which function or endpoint, else its fingerprint.
         self.identity = loaded.identity or loaded.fingerprint
+        version = options.summarizer_version
         self.fingerprint = f"version:{version}" if version else loaded.fingerprint
 
     def _new_transport(self) -> Transport:

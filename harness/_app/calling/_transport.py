@@ -26,6 +26,7 @@ from typing import Any, Protocol
 from harness._base._calling import DEFAULT_MAX_RESULT_CHARS, checked_result
 from harness._base._protocol import result_from_dict
 from harness._base._wire import Usage
+from harness._app.calling._options import DEFAULT_LOAD_TIMEOUT, DEFAULT_RETRIES, CallOptions
 from harness._app.calling._redact import Redactor
 
 __all__ = ["Loaded", "Answer", "Setup", "Transport", "checked_answer"]
@@ -63,12 +64,21 @@ class Setup:
     recorded_protocol: str | None = None
     max_result_chars: int = DEFAULT_MAX_RESULT_CHARS
     redactor: Redactor = field(default_factory=Redactor)
-    load_timeout: float = 120.0
+    load_timeout: float = DEFAULT_LOAD_TIMEOUT
     extend: tuple[str, ...] = ()
     base_url: str | None = None
     prompt: str | None = None
     api_key_env: str | None = None
-    retries: int = 4
+    retries: int = DEFAULT_RETRIES
+
+    @classmethod
+    def of(cls, options: CallOptions, redactor: Redactor, *, recorded_protocol: str | None = None,
+           load_timeout: float = DEFAULT_LOAD_TIMEOUT) -> Setup:
+        """The adapters' part of ``options``."""
+        return cls(protocol=options.protocol, recorded_protocol=recorded_protocol,
+                   max_result_chars=options.max_result_chars, redactor=redactor, load_timeout=load_timeout,
+                   extend=tuple(options.extend), base_url=options.base_url, prompt=options.prompt,
+                   api_key_env=options.api_key_env, retries=options.retries)
 
 
 def checked_answer(result: dict[str, Any], setup: Setup, *, usage: Usage | None = None, retries: int = 0) -> Answer:

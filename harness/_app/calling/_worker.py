@@ -19,30 +19,17 @@ import signal
 import sys
 import threading
 import time
-from dataclasses import dataclass
 from typing import Any
 
 from harness._base._calling import DEFAULT_MAX_RESULT_CHARS, call_once, output_tail
 from harness._base._errors import InfraError, SpecError
 from harness._base._protocol import CompactionRequest, resolve_protocol
 from harness._app.calling._loading import code_fingerprint, load_callable, load_module, may_vary, spec_identity
+from harness._app.calling._options import DEFAULT_LOAD_TIMEOUT
 from harness._app.calling._redact import Redactor
+from harness._app.calling._transport import Loaded
 
-__all__ = ["Worker", "Loaded", "DEFAULT_LOAD_TIMEOUT"]
-
-
-#: How long loading the summarizer's module in the worker may take (heavy imports are slow).
-DEFAULT_LOAD_TIMEOUT = 120.0
-
-
-@dataclass(frozen=True, slots=True)
-class Loaded:
-    """What the worker reports once it has loaded the summarizer: how to call it, and its fingerprint."""
-
-    protocol: str
-    fingerprint: str
-    may_vary: bool = False
-    identity: str = ""
+__all__ = ["Worker"]
 
 
 class Worker:

@@ -9,7 +9,10 @@ from pathlib import Path
 from harness._app.calling._summarizer import Summarizer
 from harness._app.corpus._entries import Corpus, CorpusEntry, load_corpus
 from harness._app._progress import Progress
-from harness._app.running._run import RunConfig, evaluate, open_summarizer
+from harness._app._outcome import ExitCode, exit_code
+from harness._app.running._evaluate import evaluate
+from harness._app.running._options import Judging, RunConfig
+from harness._app.running._run import open_summarizer
 from oracles import select
 
 __all__ = ["ReplayOutcome", "Replay", "replay_entry", "replay_corpus"]
@@ -38,28 +41,24 @@ class Replay:
     interrupted: bool = False
 
     @property
-    def exit_code(self) -> int:
+    def exit_code(self) -> ExitCode:
         """1 still failing; 2 unreadable or unjudgeable entries; 3 the summarizer failed; 4 interrupted; 0 all fixed."""
         statuses = {o.status for o in self.outcomes}
-        if "failing" in statuses:
-            return 1
-        if self.corpus.errors or "unjudged" in statuses:
-            return 2
-        if "infra" in statuses:
-            return 3
-        return 4 if self.interrupted else 0
+        return exit_code(violated="failing" in statuses, unusable=bool(self.corpus.errors) or "unjudged" in statuses,
+                         summarizer_failed="infra" in statuses, incomplete=self.interrupted)
 
 
 def replay_entry(path: Path, entry: CorpusEntry, summarizer: Summarizer, config: RunConfig | None = None
                  ) -> ReplayOutcome:
     """Judge one entry with the entry's own budget and its own oracle; "fixed" only if that oracle judged it."""
-    config = dataclasses.replace(config or RunConfig(summarizer=summarizer.spec), budget=entry.budget)
+    config = config or RunConfig.of(summarizer.spec)
+    judging, trials = dataclasses.replace(config.judging, budget=entry.budget), config.limits.trials
     if entry.invariant not in {o.id for o in select()}:
         return ReplayOutcome(path, entry, "unjudged", f"its oracle {entry.invariant!r} is not registered in this "
                                                      f"harness: nothing was judged")
-    if entry.flaky and config.trials:
-        return _replay_trials(path, entry, summarizer, config)
-    ev = evaluate(entry.transcript, summarizer, config, select(only=[entry.invariant]), **_asking(entry, summarizer))
+    if entry.flaky and trials:
+        return _replay_trials(path, entry, summarizer, judging, trials)
+    ev = evaluate(entry.transcript, summarizer, judging, select(only=[entry.invariant]), **_asking(entry, summarizer))
     if entry.key in ev.violations:  # a violation counts even if the summarizer failed in a later round
         return ReplayOutcome(path, entry, "failing", ev.violations[entry.key][0].detail)
     if ev.infra is not None:
@@ -69,12 +68,12 @@ def replay_entry(path: Path, entry: CorpusEntry, summarizer: Summarizer, config:
     return ReplayOutcome(path, entry, "fixed", "the invariant holds now")
 
 
-def _replay_trials(path: Path, entry: CorpusEntry, summarizer: Summarizer, config: RunConfig) -> ReplayOutcome:
+def _replay_trials(path: Path, entry: CorpusEntry, summarizer: Summarizer, judging: Judging, trials: int) -> ReplayOutcome:
     """An entry saved from a flaky summarizer: ``--trials`` fresh sessions, the cache bypassed."""
     failed = done = 0
     detail, infra = "", None
-    for _ in range(config.trials):
-        ev = evaluate(entry.transcript, summarizer.ask_again, config, select(only=[entry.invariant]), until=entry.key,
+    for _ in range(trials):
+        ev = evaluate(entry.transcript, summarizer.ask_again, judging, select(only=[entry.invariant]), until=entry.key,
                       **_asking(entry, summarizer))
         done += 1
         if entry.key in ev.violations:
@@ -104,9 +103,9 @@ def recorded_protocol(entry: CorpusEntry, spec: str) -> str | None:
 
 
 def replay_corpus(directory: str | Path, config: RunConfig) -> Replay:
-    """Replay every loadable entry of ``directory`` (which must exist) against ``config.summarizer``.
+    """Replay every loadable entry of ``directory`` (which must exist) against ``config``'s summarizer.
 
-    The protocol is decided per entry by ``resolve_protocol``: ``config.protocol``
+    The protocol is decided per entry by ``resolve_protocol``: ``--protocol``
     if given, else the function's declared one, else the one the entry recorded
     for this same summarizer. Ctrl-C (or SIGTERM via the CLI) stops the replay
     and reports the entries judged so far.
@@ -118,7 +117,7 @@ def replay_corpus(directory: str | Path, config: RunConfig) -> Replay:
     interrupted = False
     try:
         for path, entry in corpus.entries:
-            recorded = recorded_protocol(entry, config.summarizer)
+            recorded = recorded_protocol(entry, config.calling.summarizer)
             if recorded not in summarizers:
                 summarizers[recorded] = open_summarizer(config, recorded_protocol=recorded)
             outcomes.append(replay_entry(path, entry, summarizers[recorded], config))

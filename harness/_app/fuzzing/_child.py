@@ -34,7 +34,8 @@ from harness._base._files import write_atomic
 from harness._app.calling._cache import CallCache
 from harness._app.fuzzing._fuzz import CONFIG_ENV, FUZZ_CACHE_ENTRIES, config_from_json, fuzz_strategy
 from harness._app.calling._loading import load_callable, load_module, team_modules
-from harness._app.running._run import evaluate, open_summarizer
+from harness._app.running._evaluate import evaluate
+from harness._app.running._run import open_summarizer
 from oracles import select
 from strategies import expand
 
@@ -159,13 +160,13 @@ def main(argv: list[str] | None = None) -> None:
     doc = json.loads(os.environ[CONFIG_ENV])
     config = config_from_json(doc["run"])
     findings = _Findings(Path(doc["findings"]), max_calls=doc.get("max_calls"))
-    for module in config.extend:  # the oracles and fact kinds they register, before any is selected
+    for module in config.calling.extend:  # the oracles and fact kinds they register, before any is selected
         load_module(module)
-    instrumented = _instrument(config.summarizer)
-    print(f"INFO: compaction-harness instrumented {instrumented} functions of {config.summarizer}", file=sys.stderr)
+    instrumented = _instrument(config.calling.summarizer)
+    print(f"INFO: compaction-harness instrumented {instrumented} functions of {config.calling.summarizer}", file=sys.stderr)
     summarizer = open_summarizer(config, cache=CallCache(max_entries=FUZZ_CACHE_ENTRIES))
     summarizer.__enter__()
-    chosen = select(only=config.only, skip=config.skip)
+    chosen = select(only=config.judging.only, skip=config.judging.skip)
 
     strategy = fuzz_strategy(config)
 
@@ -173,13 +174,13 @@ def main(argv: list[str] | None = None) -> None:
     @given(strategy)
     def one_input(skeleton) -> None:
         transcript = expand(skeleton)
-        ev = evaluate(transcript, summarizer, config, chosen)
+        ev = evaluate(transcript, summarizer, config.judging, chosen)
         findings.executions += 1
         calls = summarizer.calls
         for (invariant, kind) in ev.violations:
-            findings.record([invariant, kind], transcript, config.budget, calls)
+            findings.record([invariant, kind], transcript, config.judging.budget, calls)
         if ev.infra is not None:
-            findings.record(["infra", ev.infra.kind], transcript, config.budget, calls,
+            findings.record(["infra", ev.infra.kind], transcript, config.judging.budget, calls,
                             infra={"kind": ev.infra.kind, "message": str(ev.infra), "output": ev.infra.output})
         findings.stats(calls, summarizer.protocol)
         if findings.out_of_calls(calls):

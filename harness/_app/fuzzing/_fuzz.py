@@ -33,13 +33,16 @@ from pathlib import Path
 
 from harness._base._codec import transcript_from_dict
 from harness._base._errors import InvalidArgument, SchemaError
-from harness._base._files import output_dir, read_json_file, write_atomic
+from harness._base._files import output_dir, read_json_file
 from harness._app.calling._summarizer import ADAPTERS
-from harness._app.corpus._entries import CorpusEntry, entry_name, entry_to_dict, now
+from harness._app.corpus._entries import CorpusEntry, now, save_entry
 from harness._app.fuzzing._process import FuzzProcess, crash_report, why_it_ended
+from harness._app._outcome import Stop, StopReason
 from harness._app._progress import Progress
-from harness._app.running._run import (Failure, InfraFailure, RunConfig, RunResult, dense_skeletons, shrink_transcripts,
-                                  unjudged_oracles)
+from harness._app.running._exploration import dense_skeletons
+from harness._app.running._options import RunConfig
+from harness._app.running._results import Failure, InfraFailure, RunResult
+from harness._app.running._run import Explored, shrink_transcripts
 from oracles import select
 from harness import __version__
 
@@ -68,7 +71,7 @@ MAX_RESTARTS = 5
 
 def fuzz_strategy(config: RunConfig):
     """What a fuzzing process generates: fact-dense transcripts up to ``--max-turns`` (see ``DEFAULT_FUZZ_MAX_TURNS``)."""
-    return dense_skeletons(config.min_turns, config.max_turns)
+    return dense_skeletons(config.generation.min_turns, config.generation.max_turns)
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,12 +143,11 @@ def fuzz_directory(spec: str, *, corpus: str | None = None, explicit: str | None
 
 
 def config_to_json(config: RunConfig) -> dict:
-    return dataclasses.asdict(config)
+    return config.to_dict()
 
 
 def config_from_json(data: dict) -> RunConfig:
-    tuples = {f.name for f in dataclasses.fields(RunConfig) if "tuple" in str(f.type)}
-    return RunConfig(**{k: tuple(v) if k in tuples and v is not None else v for k, v in data.items()})
+    return RunConfig.from_dict(data)
 
 
 def _entry_script(directory: Path) -> Path:
@@ -173,10 +175,11 @@ class _Session:
         self.findings = output_dir(work / "findings", option="fuzz work directory")
         self.seeds = output_dir(work / "seeds", option="fuzz work directory")
         if not any(self.inputs.iterdir()):
-            _seed_inputs(self.seeds, run_config.seed)
+            _seed_inputs(self.seeds, run_config.generation.seed)
         self.entry = _entry_script(work)
-        child_config = dataclasses.replace(run_config, isolation="inline", quiet=True)
-        per_child_calls = -(-run_config.max_calls // config.jobs) if run_config.max_calls else None
+        child_config = run_config.but(isolation="inline", quiet=True)
+        max_calls = run_config.limits.max_calls
+        per_child_calls = -(-max_calls // config.jobs) if max_calls else None
         self.env = dict(os.environ, **{CONFIG_ENV: json.dumps({"run": config_to_json(child_config),
                                                                "findings": str(self.findings),
                                                                "max_calls": per_child_calls})})
@@ -189,9 +192,9 @@ class _Session:
         self.interrupted = False
 
     def _argv(self, index: int, generation: int) -> list[str]:
-        seed = (self.run_config.seed + 7919 * generation + index) % 2_147_483_646 + 1  # libFuzzer: 0 is random
+        seed = (self.run_config.generation.seed + 7919 * generation + index) % 2_147_483_646 + 1  # libFuzzer: 0 is random
         args = [str(self.entry), str(self.inputs), str(self.seeds), f"-seed={seed}", f"-max_len={MAX_INPUT_BYTES}",
-                f"-timeout={max(1, int(self.run_config.timeout))}", f"-artifact_prefix={self.crashes}{os.sep}",
+                f"-timeout={max(1, int(self.run_config.calling.timeout))}", f"-artifact_prefix={self.crashes}{os.sep}",
                 "-print_final_stats=1",
                 # One process: nobody else adds inputs, and re-reading the corpus on a timer would make a
                 # seeded session depend on the machine's speed. Several processes share what they find.
@@ -236,7 +239,7 @@ class _Session:
             raise RuntimeError(message)
         self.infra.append(InfraFailure(kind, message, len(self.infra) + 1, crash_report(child)))
         time_left = self.deadline is None or time.monotonic() < self.deadline - 1
-        if time_left and self.restarts < MAX_RESTARTS and not self.run_config.stop_on_error:
+        if time_left and self.restarts < MAX_RESTARTS and not self.run_config.limits.stop_on_error:
             self.restarts += 1
             self.running.append(FuzzProcess(child.index, self._argv(child.index, self.restarts), self.env))
 
@@ -249,8 +252,8 @@ class _Session:
                       f"cov {max((c.coverage for c in every), default=0)} · "
                       f"{len(_finding_keys(self.findings))} failures")
 
-    def stats(self) -> tuple[FuzzStats, str | None]:
-        """The counters, and the protocol the summarizer was called with (None if it never was)."""
+    def stats(self) -> FuzzStats:
+        """libFuzzer's counters and ours, summed over the processes."""
         counters = _counters(self.findings)
         return FuzzStats(
             executions=sum(c.done_runs or c.executions for c in self.ended), examples=counters["executions"],
@@ -259,22 +262,22 @@ class _Session:
             features=max((c.features for c in self.ended), default=0),
             inputs=sum(1 for p in self.inputs.iterdir() if p.is_file()),
             first_failure_calls=counters["first_calls"], first_failure_executions=counters["first_executions"],
-            restarts=self.restarts, directory=str(self.home)), counters["protocol"]
+            restarts=self.restarts, directory=str(self.home))
 
 
 def fuzz(config: FuzzConfig, *, on_failure=None) -> FuzzResult:
     """Fuzz, then shrink and report every distinct failure found (``on_failure`` as for ``run``)."""
-    check_fuzzable(config.run.summarizer)
-    seed = config.run.seed if config.run.seed is not None else secrets.randbits(32)
-    run_config = dataclasses.replace(config.run, seed=seed)
-    home = output_dir(fuzz_directory(run_config.summarizer, corpus=config.corpus, explicit=config.directory),
-                      option="--fuzz-dir")
+    summarizer = config.run.calling.summarizer
+    check_fuzzable(summarizer)
+    seed = config.run.generation.seed if config.run.generation.seed is not None else secrets.randbits(32)
+    run_config = config.run.but(seed=seed)
+    home = output_dir(fuzz_directory(summarizer, corpus=config.corpus, explicit=config.directory), option="--fuzz-dir")
     progress = Progress(int(config.max_time) if config.max_time else (config.runs or 1) * config.jobs,
                         label="fuzzing", quiet=run_config.quiet)
     with tempfile.TemporaryDirectory(prefix="compaction-harness-fuzz-") as work:
         session = _Session(config, run_config, home, Path(work))
         session.run(progress)
-        stats, protocol = session.stats()
+        stats = session.stats()
         found = _read_findings(session.findings)
     infra = list(session.infra)
     for doc in found:
@@ -286,75 +289,32 @@ def fuzz(config: FuzzConfig, *, on_failure=None) -> FuzzResult:
     failures_dir = output_dir(home / "failures", option="--fuzz-dir")
     for stale in failures_dir.glob("*.json"):  # failures/ holds the last run's
         stale.unlink()
-    result = _shrink(transcripts, run_config, failures_dir, on_failure) if transcripts else \
-        RunResult(run_config, seed, protocol or run_config.protocol or "messages", 0, 0, 0, (), {}, ())
-    result = dataclasses.replace(result, seed=seed, examples_run=stats.examples,
-                                 config=dataclasses.replace(result.config, examples=max(1, stats.examples)),
-                                 incomplete=_incomplete(session, stats, found, result, infra),
-                                 infra_errors=tuple(infra) + result.infra_errors,
-                                 first_failure_calls=stats.first_failure_calls,
-                                 summarizer_calls=stats.calls + result.summarizer_calls,
-                                 warnings=result.warnings + _unjudged(run_config),
-                                 unjudged=_unjudged_oracles(run_config, result))
-    return FuzzResult(stats, result)
-
-
-def _unjudged_oracles(config: RunConfig, result: RunResult) -> tuple[tuple[str, str], ...]:
-    """As ``run``'s (``unjudged_oracles``), with ``deterministic`` when no found transcript was asked again."""
-    out = dict(unjudged_oracles(config, select(only=config.only, skip=config.skip)))
-    out.update(dict(result.unjudged))
-    if "deterministic" in {o.id for o in select(only=config.only, skip=config.skip)} and not result.stats.reasked:
-        out.setdefault("deterministic", "fuzzing asks each input once; no found transcript was asked again")
-    return tuple(out.items())
-
-
-def _unjudged(config: RunConfig) -> tuple[str, ...]:
-    """What fuzzing never judges, said in the report rather than left to look like a pass."""
-    if "deterministic" not in {o.id for o in select(only=config.only, skip=config.skip)}:
-        return ()
-    return ("deterministic is not judged while fuzzing (each input is asked once, in the fuzzing process); "
-            "`compaction-harness run` asks requests again in a restarted worker",)
-
-
-def _incomplete(session: _Session, stats: FuzzStats, found: list[dict], result: RunResult,
-                infra: list[InfraFailure]) -> str | None:
-    """Why this run must not pass as clean (exit 4 when nothing else failed), or None.
-
-    A violation a fuzzing process saw but the summarizer did not show again here is not silently
-    dropped; nor is a session in which no input became a transcript that reached a compaction.
-    """
-    if session.interrupted:
-        return "interrupted"
-    seen = {tuple(doc["key"]) for doc in found if doc["infra"] is None}
-    lost = seen - {f.key for f in result.failures}
-    if lost:
-        named = ", ".join(f"{inv} ({kind or 'structure'})" for inv, kind in sorted(lost, key=str))
-        return (f"the fuzzing processes saw {named}, which did not show again when judged here "
-                f"(a summarizer that answers differently from one call to the next?)")
-    if result.incomplete:
-        return result.incomplete
-    if stats.calls == 0 and not infra and not result.failures:
-        return (f"no example reached a compaction, so nothing was judged ({stats.examples} of "
-                f"{stats.executions} inputs became transcripts)")
-    return None
-
-
-def _shrink(transcripts, run_config: RunConfig, failures_dir: Path, on_failure) -> RunResult:
-    """Shrink what the fuzzer found; each minimal failure is also written to ``failures/`` for its reproduce line."""
+    explored = Explored(
+        examples=stats.examples, executions=stats.executions, calls=stats.calls,
+        first_failure_calls=stats.first_failure_calls, infra=tuple(infra),
+        stop=Stop(StopReason.INTERRUPTED) if session.interrupted else None,
+        seen=frozenset(tuple(doc["key"]) for doc in found if doc["infra"] is None),
+        unjudged=_unjudged(run_config))
     files: dict = {}
 
     def keep(failure: Failure, protocol: str) -> None:
-        entry = CorpusEntry(failure.invariant, failure.fact_kind, run_config.summarizer, protocol, failure.budget,
+        """Each minimal failure is also written to ``failures/``, for its reproduce line."""
+        entry = CorpusEntry(failure.invariant, failure.fact_kind, summarizer, protocol, failure.budget,
                             failure.transcript, __version__, now(), failure.detail, failure.trials)
-        path = failures_dir / entry_name(entry)
-        write_atomic(path, json.dumps(entry_to_dict(entry), indent=2, ensure_ascii=False) + "\n")
-        files[failure.key] = str(path)
+        files[failure.key] = str(save_entry(entry, failures_dir)[0])
         if on_failure is not None:
             on_failure(failure, protocol)
 
-    shrink_config = dataclasses.replace(run_config, max_time=None, max_calls=None)
-    result = shrink_transcripts(transcripts, shrink_config, on_failure=keep)
-    return dataclasses.replace(result, config=run_config, reproduce_files=files)
+    result = shrink_transcripts(transcripts, run_config, on_failure=keep, explored=explored)
+    return FuzzResult(stats, dataclasses.replace(result, reproduce_files=files))
+
+
+def _unjudged(config: RunConfig) -> tuple[tuple[str, str], ...]:
+    """What fuzzing never judges, said in the report rather than left to look like a pass."""
+    if "deterministic" not in {o.id for o in select(only=config.judging.only, skip=config.judging.skip)}:
+        return ()
+    return (("deterministic", "fuzzing asks each input once, in the fuzzing process; `compaction-harness run` asks "
+                              "requests again in a restarted worker"),)
 
 
 def _counters(findings: Path) -> dict:
@@ -400,8 +360,8 @@ def merge_inputs(config: FuzzConfig, sources: list[str]) -> tuple[int, int]:
 
     Returns (inputs before, inputs after).
     """
-    check_fuzzable(config.run.summarizer)
-    home = output_dir(fuzz_directory(config.run.summarizer, corpus=config.corpus, explicit=config.directory),
+    check_fuzzable(config.run.calling.summarizer)
+    home = output_dir(fuzz_directory(config.run.calling.summarizer, corpus=config.corpus, explicit=config.directory),
                       option="--fuzz-dir")
     inputs = output_dir(home / "inputs", option="--fuzz-dir")
     for source in sources:
@@ -411,7 +371,7 @@ def merge_inputs(config: FuzzConfig, sources: list[str]) -> tuple[int, int]:
     with tempfile.TemporaryDirectory(prefix="compaction-harness-merge-") as work:
         work = Path(work)
         findings = output_dir(work / "findings", option="fuzz work directory")
-        child_config = dataclasses.replace(config.run, isolation="inline", quiet=True)
+        child_config = config.run.but(isolation="inline", quiet=True)
         env = dict(os.environ, **{CONFIG_ENV: json.dumps({"run": config_to_json(child_config),
                                                           "findings": str(findings), "max_calls": None})})
         argv = [str(_entry_script(work)), "-merge=1", f"-max_len={MAX_INPUT_BYTES}",

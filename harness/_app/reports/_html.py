@@ -12,101 +12,29 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from html import escape
-from pathlib import Path
 from typing import Any
 
-from harness._base._codec import transcript_from_dict
-from harness._base._errors import SchemaError
-from harness._base._schema import Reader
-from harness._base._files import DEFAULT_MAX_FILE_MB, read_json_file
 from harness._base._wholetoken import token_spans
-from harness._app.reports._text import REPORT_VERSION, printable
-from harness._app.judging._survival import Survival, survival_from_dict
+from harness._app._outcome import ExitCode
+from harness._app.judging._survival import Survival
 from harness._app.reports._chart import DEFAULT_THRESHOLD, kind_colour, survival_svg
+from harness._app.reports._document import report_survival
+from harness._app.reports._html_assets import CSP, SCRIPT, STYLE
+from harness._app.reports._text import printable
 
-__all__ = ["render_html", "read_report", "check_report", "report_survival", "comparison_html", "charted_rounds",
-           "Report"]
+__all__ = ["render_html", "comparison_html", "charted_rounds", "Report"]
 
 #: A JSON report and where it came from (a file name, or "this run").
 Report = tuple[str, dict[str, Any]]
 
-_EXIT = {0: "no violation found", 1: "violations found", 2: "usage or input error", 3: "the summarizer itself failed",
-         4: "incomplete: not every example was judged"}
+_EXIT = {ExitCode.OK: "no violation found", ExitCode.VIOLATIONS: "violations found",
+         ExitCode.USAGE: "usage or input error", ExitCode.SUMMARIZER: "the summarizer itself failed",
+         ExitCode.INCOMPLETE: "incomplete: not every example was judged"}
 
-_STYLE = """
-:root { --fg:#1d2330; --muted:#5b6475; --line:#d9dde5; --bg:#fff; --soft:#f5f7fa; --bad:#c0392b; --ok:#2e7d32;
-        --warn:#a66300; font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; }
-body { margin:0; color:var(--fg); background:var(--bg); line-height:1.45; }
-main { max-width:1100px; margin:0 auto; padding:16px; }
-h1 { font-size:1.35rem; margin:.2em 0 .6em; } h2 { font-size:1.15rem; margin:1.6em 0 .5em; }
-h3 { font-size:1rem; margin:1.2em 0 .4em; }
-.summary { display:grid; grid-template-columns:repeat(auto-fit, minmax(150px, 1fr)); gap:8px; margin:0; }
-.summary div { background:var(--soft); border-radius:6px; padding:6px 10px; }
-.summary div.wide { grid-column:span 2; }
-.summary dt { font-size:.75rem; color:var(--muted); } .summary dd { margin:0; font-weight:600; word-break:break-word; }
-.status-1, .status-3 { color:var(--bad); } .status-0 { color:var(--ok); } .status-4, .status-2 { color:var(--warn); }
-.failure { border:1px solid var(--line); border-left:4px solid var(--bad); border-radius:6px; padding:8px 14px;
-           margin:14px 0; }
-.failure h3 { margin-top:.4em; } .muted { color:var(--muted); font-size:.9rem; }
-.turns { list-style:none; padding:0; margin:.4em 0; }
-.turns li { padding:4px 8px; border-radius:4px; margin:2px 0; background:var(--soft); overflow-wrap:anywhere; }
-.turns li.stated { background:#fff4d6; outline:1px solid #e7c35a; }
-.turns li.elided { background:none; color:var(--muted); font-style:italic; }
-.role { display:inline-block; min-width:7.5em; color:var(--muted); font-size:.8rem; }
-mark.obligation { background:#ffd54f; padding:0 2px; border-radius:2px; }
-mark.kept { background:#c8e6c9; } mark.bent { background:#ffcdd2; outline:1px solid var(--bad); }
-mark.evidence { background:#ffcdd2; }
-.context { white-space:pre-wrap; background:var(--soft); border-radius:4px; padding:8px; overflow-wrap:anywhere; margin:.3em 0; }
-.lost { color:var(--bad); font-weight:600; }
-.evidence-table { border-collapse:collapse; margin:.4em 0; width:100%; }
-.evidence-table th { text-align:left; color:var(--muted); font-weight:normal; width:7em; vertical-align:top; }
-.evidence-table td { overflow-wrap:anywhere; }
-.reproduce { display:flex; gap:8px; align-items:flex-start; }
-.reproduce pre { flex:1; margin:0; background:#1d2330; color:#f0f3f8; padding:8px; border-radius:4px;
-                 white-space:pre-wrap; overflow-wrap:anywhere; font-size:.85rem; }
-button.copy { padding:6px 12px; border:1px solid var(--line); background:#fff; border-radius:4px; cursor:pointer; }
-.chart { max-width:900px; } svg.survival { width:100%; height:auto; }
-svg .grid { stroke:#e6e9ef; } svg .axis { font-size:11px; fill:var(--muted); }
-svg .threshold { stroke:var(--bad); stroke-dasharray:5 4; } svg .threshold-label { font-size:11px; fill:var(--bad); }
-svg .curve { fill:none; stroke-width:2; } svg .cliff { fill:none; stroke-width:2.5; }
-.legend { list-style:none; padding:0; display:flex; flex-wrap:wrap; gap:4px 16px; font-size:.9rem; }
-.swatch { display:inline-block; width:14px; height:4px; vertical-align:middle; margin-right:6px; }
-.scroll { overflow-x:auto; } table.numbers { border-collapse:collapse; font-size:.8rem; }
-table.numbers th, table.numbers td { border:1px solid var(--line); padding:2px 6px; text-align:right; white-space:nowrap; }
-table.numbers th:first-child { text-align:left; } td.below { background:#ffebee; }
-table.diff { border-collapse:collapse; width:100%; font-size:.9rem; }
-table.diff th, table.diff td { border-bottom:1px solid var(--line); padding:4px 6px; text-align:left; }
-.new { color:var(--bad); font-weight:600; } .fixed { color:var(--ok); font-weight:600; }
-.side-by-side { display:grid; grid-template-columns:repeat(auto-fit, minmax(320px, 1fr)); gap:16px; }
-.notice { border-left:4px solid var(--warn); background:#fff8e6; padding:6px 10px; margin:6px 0; overflow-wrap:anywhere; }
-.notice pre { white-space:pre-wrap; margin:.3em 0 0; font-size:.8rem; }
-"""
-
-_SCRIPT = """
-document.addEventListener('click', function (event) {
-  var button = event.target.closest('button.copy');
-  if (!button) return;
-  var text = button.getAttribute('data-copy');
-  function done() { button.textContent = 'Copied'; setTimeout(function () { button.textContent = 'Copy'; }, 2000); }
-  function fallback() {
-    var area = document.createElement('textarea');
-    area.value = text; area.style.position = 'fixed'; area.style.opacity = '0';
-    document.body.appendChild(area); area.select();
-    try { document.execCommand('copy'); done(); } catch (e) { button.textContent = 'Select and copy'; }
-    area.remove();
-  }
-  if (navigator.clipboard && window.isSecureContext) navigator.clipboard.writeText(text).then(done, fallback);
-  else fallback();
-});
-"""
 
 def _e(value: Any) -> str:
     """Any value as HTML text: escaped, with control characters (escape codes, NUL) shown, never sent raw."""
     return escape(printable(str(value)))
-
-
-# Nothing may be fetched: styles and the script are inline, images would be data: URLs.
-_CSP = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:"
 
 
 def render_html(reports: Sequence[Report], *, threshold: float = DEFAULT_THRESHOLD, title: str | None = None,
@@ -120,112 +48,10 @@ def render_html(reports: Sequence[Report], *, threshold: float = DEFAULT_THRESHO
     for n, (source, document) in enumerate(reports):
         body.append(_run_section(source, document, threshold, anchor=f"run{n + 1}", many=len(reports) > 1))
     return (f'<!doctype html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
-            f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">\n'
+            f'<meta http-equiv="Content-Security-Policy" content="{CSP}">\n'
             f'<meta name="viewport" content="width=device-width, initial-scale=1">\n<title>{_e(heading)}</title>\n'
-            f"<style>{_STYLE}</style>\n</head>\n<body>\n<main>\n" + "\n".join(body)
-            + f"\n</main>\n<script>{_SCRIPT}</script>\n</body>\n</html>\n")
-
-
-def read_report(path: str | Path, *, max_mb: float = DEFAULT_MAX_FILE_MB) -> dict[str, Any]:
-    """A JSON report written by ``--report-json`` (run, shrink, fuzz) or ``compare --report-json``, checked
-    field by field for what the page reads; every error names the file and the field."""
-    data = read_json_file(path, max_mb=max_mb)
-    source = str(path)
-    if isinstance(data, dict) and "comparison_version" in data:
-        _check_comparison(data, source)
-        return data
-    check_report(data, source)
-    return data
-
-
-def _check_comparison(data: dict[str, Any], source: str) -> None:
-    """Every field of a ``compare --report-json`` document the page reads, named when it is wrong."""
-    r = Reader(data, source=source)
-    if r.int("comparison_version") != 1:
-        r.fail("comparison_version", "1 (a compare report this harness reads)", data["comparison_version"])
-    r.str("baseline")
-    r.str("verdict")
-    r.int("exit_code")
-    r.optional_int("seed")
-    r.str_list("not_run", default=[])
-    for n, side in enumerate(r.children("sides")):
-        side.str("summarizer")
-        side.optional_str("incomplete")
-        check_report(data["sides"][n].get("report"), f"{source}: sides[{n}].report")
-        if data["sides"][n].get("corpus") is not None:
-            for outcome in side.children("corpus"):
-                for key in ("entry", "invariant", "status", "detail"):
-                    outcome.str(key)
-    for against in r.children("against_baseline"):
-        against.str("summarizer")
-        for key in ("new", "fixed"):
-            for item in against.children(key):
-                where = item.str("where")
-                item.str("detail")
-                names = {"run": ("invariant", "fact_kind"), "corpus": ("entry", "invariant"),
-                         "summarizer": ("infra_kind",)}
-                if where not in names:
-                    item.fail("where", "one of run, corpus, summarizer", where)
-                for name in names[where]:
-                    item.str(name)
-    for row in r.children("matrix"):
-        row.str("failure")
-        row.str_list("marks")
-    for row in r.children("kept_per_kind"):
-        row.str("kind")
-        row.str_list("kept")
-
-
-def check_report(data: Any, source: str) -> None:
-    """Raise ``SchemaError`` naming the field when ``data`` is not a run's JSON report the page can draw."""
-    if not isinstance(data, dict):
-        raise SchemaError("(top level)", "a JSON report object written by --report-json", data, source=source)
-    r = Reader(data, source=source)
-    version = r.int("report_version", default=1)
-    if not 1 <= version <= REPORT_VERSION:
-        r.fail("report_version", f"1 to {REPORT_VERSION} (written by a newer compaction-harness?)", version)
-    r.str("summarizer")
-    r.int("exit_code")
-    for n, v in enumerate(r.children("violations")):
-        v.str("invariant")
-        for key in ("fact_kind", "fact_id", "detail", "expected", "found", "reproduce", "severity", "rate",
-                    "shrink_stopped"):
-            v.optional_str(key)
-        for key in ("round", "boundary", "budget", "original_turns", "shrink_checks", "shrink_summarizer_calls"):
-            v.optional_int(key)
-        for e in v.children("elided", default=[]):
-            e.int("turn")
-            e.int("merged_turns")
-            e.int("tokens")
-        transcript_from_dict(data["violations"][n].get("transcript"), source=f"{source}: violations[{n}].transcript")
-        context = v.child("context", optional=True)
-        if context is not None:
-            for m in context.children("messages"):
-                m.optional_str("content")
-    for u in r.children("unclear", default=[]):
-        u.str("invariant")
-        for key in ("fact_kind", "fact_id", "why", "detail", "obligation", "sentence"):
-            u.optional_str(key)
-        for key in ("example", "round", "boundary", "count"):
-            u.optional_int(key)
-    calls = r.child("calls", optional=True)
-    if calls is not None:
-        for key in ("calls", "prompt_tokens", "completion_tokens"):
-            calls.int(key, default=0)
-    for e in r.children("infra_errors", default=[]):
-        e.str("kind")
-        e.str("message")
-    r.str_list("warnings", default=[])
-    degradations = r._get("degradations", {})
-    if not isinstance(degradations, dict) or not all(isinstance(n, int) for n in degradations.values()):
-        r.fail("degradations", "an object mapping oracle ids to counts", degradations)
-    if "survival" in data:
-        survival_from_dict(data["survival"], source=source)
-
-
-def report_survival(document: dict[str, Any], source: str) -> Survival | None:
-    """The report's survival counts, or None for a report written before they existed."""
-    return survival_from_dict(document["survival"], source=source) if "survival" in document else None
+            f"<style>{STYLE}</style>\n</head>\n<body>\n<main>\n" + "\n".join(body)
+            + f"\n</main>\n<script>{SCRIPT}</script>\n</body>\n</html>\n")
 
 
 # -- one run ----------------------------------------------------------------------------------------------------------

@@ -1,9 +1,10 @@
 """Transcript reductions that keep the ledger true: the domain minimizer's moves.
 
 Hypothesis shrinks the skeletons it generated; these reduce any failing
-transcript, including one a user hands in as JSON. Each move returns a smaller
-candidate and never decides anything: ``harness._app.shrinking._shrinker`` asks the
-summarizer whether the candidate still fails.
+transcript, including one a user hands in as JSON. Each reduction returns a smaller
+candidate; whether it still fails is the caller's question (``ddmin`` and ``minimize``
+search with the predicate they are given; ``harness._app.shrinking._shrinker`` asks
+the summarizer).
 
 - ``without_turns``: remove turns. A fact whose origin is removed goes; a fact
   whose ending turn is removed becomes open again.
@@ -15,6 +16,7 @@ summarizer whether the candidate still fails.
   turn, not 150.
 - ``shortened``: the same turn with the end of its text cut off.
 - ``ddmin``: delta debugging over any list of items.
+- ``size``: how shrinking compares two transcripts.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from typing import TypeVar
 from harness._base._model import Effect, Fate, Role, Transcript, Turn
 
 __all__ = ["without_turns", "prefix", "fact_units", "ledger_turns", "call_turns", "coalesce", "shortened", "ddmin",
-           "minimize"]
+           "minimize", "size"]
 
 T = TypeVar("T")
 
@@ -244,3 +246,8 @@ def minimize(transcript: Transcript, still_fails: Callable[[Transcript], bool], 
 
     kept, checks = ddmin(range(n), fails, max_checks=max_checks, on_check=on_check)
     return without_turns(transcript, set(range(n)) - set(kept)), checks
+
+
+def size(transcript: Transcript) -> tuple[int, int]:
+    """How large a transcript is, as shrinking compares them: turns, then characters."""
+    return len(transcript.turns), sum(len(t.text) for t in transcript.turns)

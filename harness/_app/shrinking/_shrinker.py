@@ -44,7 +44,7 @@ What belongs where (the issue asked us to decide):
   window to end where it did (a tool result kept without its call) keeps the
   turns it is about (``Finding.call_id``, the failing fact) and is retried at
   the budgets that put the window's edge back beside them.
-- The window's edge, directly (``_subject_window``): the turns the failure is
+- The window's edge, directly (``harness._app.shrinking._window``): the turns the failure is
   about, with the rest merged or gone, at a budget found by bisection, steered
   by which of those turns the last round still held (all: lower; none:
   higher). A tool result cut from its call at a budget of 2,000 becomes the
@@ -65,9 +65,9 @@ from dataclasses import dataclass
 from harness._base._model import Tightening, Transcript, Turn, round_budget
 from harness._base._tokens import TokenCounter, count_tokens, message_tokens
 from harness._app.judging._judge import Evaluation, StopJudging, Violation
-from harness._app.shrinking._moves import (call_turns, coalesce, ddmin, fact_units, ledger_turns, minimize, prefix, shortened,
-                                    without_turns)
-from oracles import select
+from harness._app.shrinking._moves import (call_turns, coalesce, ddmin, fact_units, ledger_turns, minimize, prefix,
+                                           shortened, size, without_turns)
+from harness._app.shrinking._window import subject_window
 
 __all__ = ["MIN_SHRUNK_BUDGET", "Shrunk", "Shrinker"]
 
@@ -88,24 +88,10 @@ COMPENSATED_MISSES = 10  # ... and it stops after this many checks in a row that
 #: and can lead the moves after it to a costlier path (head_tail at 400 turns: 103 calls without, 298 with).
 RESTART_SAVES_ROUNDS = 8
 
-_FRAMING_CHARS = 16  # what a message costs beyond its text (role, separators), in characters, about
-
-# What a budget search for a window's edge found (``Shrinker._edge_search``).
-_FOUND, _HELD_AT_FLOOR, _NOT_FOUND = "found", "held at the lowest budget", "not found"
-
 #: What a merged turn is cut to at each try: a sixteenth while the failure holds and the turn is over
 #: this many budgets long, then halves (near the budget a sixteenth mostly loses the failure: a wasted check).
 TRIM_SHARES = (1 / 16, 1 / 2)
 TRIM_FAST_ABOVE = 4
-
-#: Checks the subject-window move may spend in all: a check of each candidate at the budget, then a
-#: bisection over the budget (about log2 of the budget over a turn's tokens) for one that kept too much.
-SUBJECT_WINDOW_CHECKS = 24
-
-#: ... of which the search for a merged run's length may spend this many (bisecting a run of thousands of
-#: characters to the few that move a window's edge; a window that keeps the newest tokens wastes them).
-FILLER_SEARCH_CHECKS = 12
-
 
 @dataclass(frozen=True, slots=True)
 class Shrunk:
@@ -136,7 +122,7 @@ class Shrinker:
         self._counter = counter
         self._on_check = on_check
         self._seen: dict[tuple[Transcript, int], Evaluation] = {}
-        self._merged: dict[Turn, int] = {}  # merged filler turn -> how many source turns it stands for
+        self.merged: dict[Turn, int] = {}  # merged filler turn -> how many source turns it stands for
         self.transcript, self.violation, self.budget = first, violation, budget
         self._run_budget = budget
         self.checks = 0
@@ -164,13 +150,13 @@ class Shrinker:
         violation = self.evaluate(transcript, budget).violations.get(self.key)
         if violation is None:
             return False
-        if _size(transcript) <= _size(self.transcript) and budget <= self.budget:
+        if size(transcript) <= size(self.transcript) and budget <= self.budget:
             self.transcript, self.violation, self.budget = transcript, violation, budget
         return True
 
     def result(self) -> Shrunk:
-        elided = tuple((i, self._merged[t], message_tokens(t, self._counter))
-                       for i, t in enumerate(self.transcript.turns) if t in self._merged)
+        elided = tuple((i, self.merged[t], message_tokens(t, self._counter))
+                       for i, t in enumerate(self.transcript.turns) if t in self.merged)
         return Shrunk(self.transcript, self.budget, self.violation, elided, self.checks)
 
     # -- the moves, cheapest first ---------------------------------------------------------------
@@ -180,7 +166,7 @@ class Shrinker:
         self._cut_after_failure()
         self._from_failing_request()
         if len(self.evaluate(self.transcript).boundaries) >= RESTART_SAVES_ROUNDS:
-            self._subject_window()  # every other move's check would replay all those rounds
+            subject_window(self)  # every other move's check would replay all those rounds
         # Merging first leaves a session of few rounds, so every later check is cheap; when the failure
         # needs its rounds where they were, pin them, and merge only between them.
         if not self._coalesce(thorough=False):
@@ -189,7 +175,7 @@ class Shrinker:
         self._lower_budget()  # before dropping facts: at a lower budget the filler alone pushes hard enough
         self._one_fact()
         self._lower_budget()
-        self._subject_window()  # what is still long here is often a window's edge: search for it
+        subject_window(self)  # what is still long here is often a window's edge: search for it
         self._drop_facts()
         self._drop_session_truth()
         if self._earlier_tightenings():
@@ -270,140 +256,6 @@ class Shrinker:
         return dataclasses.replace(without_turns(self.transcript, dropped), compaction_points=points,
                                    tightenings=tightenings)
 
-    def _subject_window(self) -> None:
-        """The turns the failure is about with everything else merged or gone, at the budget that puts
-        a window's edge among them again: a tool result kept without its call, a fact a later round
-        pushed out. Candidates, in one round: the subject alone, then with the filler before it, after
-        it, both; in two (a round right after the subject, one at the end: a loss between rounds, an
-        effect after a drop) with the filler after it, and both; a session invariant's first. Each is checked
-        at the budget; one whose last round still held all of the subject is searched lower
-        (``_edge_search``), and one with a single merged run is tried with that run cut to length
-        (``_filler_search``). A window edge found this way costs a few small checks where delta debugging
-        at a fixed budget removes turns one by one and cannot make the edge fall in the same place."""
-        transcript = self.transcript
-        subject = self._subject(transcript)
-        if not subject or len(transcript.turns) <= COMPENSATE_ABOVE:
-            return
-        source = frozenset(transcript.turns)
-        if not any(turn in source for turn in self.evaluate(transcript).last_messages):
-            return  # the compactor rewrites (a model's summary): no window's edge to search for
-        first, last = min(subject), max(subject)
-        others = set(ledger_turns(transcript)) - set(fact_units(transcript).get(self.violation[0].fact_id, subject))
-        others -= subject
-        n = len(transcript.turns)
-        before, after = set(range(first)), set(range(last + 1, n))
-        one_round = [(before | after, False), (after, False), (before, False), (set(), False)]
-        split_rounds = [(before, True), (set(), True)] if after else []
-        # A session invariant (a loss between rounds, an effect after a drop) needs a round after the
-        # subject and one later; a per-compaction one shows in one round.
-        session = any(o.id == self.key[0] and o.scope == "session" for o in select())
-        spent = self.checks
-        for drop, two_rounds in (split_rounds + one_round if session else one_round + split_rounds):
-            candidate = self._subject_candidate(without_turns(transcript, others | drop), two_rounds)
-            if candidate is None or _size(candidate) >= _size(self.transcript):
-                continue
-            edge = self._edge_search(candidate, SUBJECT_WINDOW_CHECKS - (self.checks - spent))
-            if edge is _FOUND:
-                return
-            # A window that held the subject even at the lowest budget dropped the run before it instead
-            # (it keeps the oldest tokens): the run's length is what moves its edge. Only for a failure
-            # one round shows: for a session invariant's candidates each try replays more rounds.
-            allowance = min(FILLER_SEARCH_CHECKS, SUBJECT_WINDOW_CHECKS - (self.checks - spent))
-            if edge is _HELD_AT_FLOOR and not session and self._filler_search(candidate, allowance):
-                return
-            if self.checks - spent >= SUBJECT_WINDOW_CHECKS:
-                return
-
-    def _subject_candidate(self, transcript: Transcript, two_rounds: bool) -> Transcript | None:
-        """``transcript`` with the filler around its subject merged, a round at its end, and with
-        ``two_rounds`` one right after the subject too."""
-        unpinned = dataclasses.replace(transcript, compaction_points=())
-        subject = self._subject(unpinned)
-        if not subject:
-            return None
-        merged = self._merged_version(unpinned, subject) or unpinned
-        subject = self._subject(merged)
-        end = len(merged.turns)
-        points = tuple(sorted({max(subject) + 1, end})) if two_rounds else (end,)
-        return dataclasses.replace(merged, compaction_points=points)
-
-    def _edge_search(self, candidate: Transcript, allowance: int) -> str:
-        """Whether ``candidate`` fails at the budget or, if its last round held every turn of the
-        subject there (the window is too wide) and did not at the lowest budget, at a budget between
-        found by bisection: a round that held them all means lower, one that held none means higher,
-        one that held some and did not fail means the window is not this failure's cause (stop).
-        ``_FOUND``, ``_HELD_AT_FLOOR`` (the lowest budget held all of it too) or ``_NOT_FOUND``."""
-        if allowance <= 0:
-            return _NOT_FOUND
-        subject = [candidate.turns[i] for i in sorted(self._subject(candidate))]
-        start = self.checks
-
-        def held(budget: int) -> int:
-            kept = self.evaluate(candidate, budget).last_messages
-            return sum(turn in kept for turn in subject)
-
-        high = self.budget
-        if self.still_fails(candidate, high):
-            return _FOUND
-        if held(high) != len(subject):
-            return _NOT_FOUND
-        floor = self._budget_floor(candidate)
-        if floor >= high:
-            return _NOT_FOUND
-        if self.still_fails(candidate, floor):
-            return _FOUND
-        if held(floor) == len(subject):
-            return _HELD_AT_FLOOR  # no window edge at any budget falls among these turns
-        low = floor
-        while high - low > 1 and self.checks - start < allowance:
-            middle = (low + high) // 2
-            if self.still_fails(candidate, middle):
-                return _FOUND
-            count = held(middle)
-            if count == len(subject):
-                high = middle
-            elif count == 0:
-                low = middle
-            else:
-                return _NOT_FOUND
-        return _NOT_FOUND
-
-    def _filler_search(self, candidate: Transcript, allowance: int) -> bool:
-        """Whether ``candidate``, with its one merged turn cut to some length, fails at the budget: a
-        bisection over that length (in characters), steered by the last round: one that held the run
-        and all of the subject means more filler; one that held none of the subject, or not the run
-        (too long to keep at all), less. The budget search cannot find a window that keeps the oldest
-        tokens: below the run's own length such a window drops the run, not the subject."""
-        merged = [i for i, turn in enumerate(candidate.turns) if turn in self._merged]
-        if len(merged) != 1 or allowance <= 0:
-            return False
-        index, start = merged[0], self.checks
-        turn = candidate.turns[index]
-        subject = [candidate.turns[i] for i in sorted(self._subject(candidate))]
-        # A failing length lies between one that held everything and one that did not hold the subject,
-        # as wide as the shortest subject turn: narrower than half that, the search has missed nothing.
-        resolution = max(1, (min(len(t.text) for t in subject) + _FRAMING_CHARS) // 2)
-        low, high = 0, len(turn.text)
-        while high - low > resolution and self.checks - start < allowance:
-            middle = (low + high) // 2
-            shorter = shortened(turn, middle / len(turn.text))
-            if shorter is None:
-                return False
-            self._merged[shorter] = self._merged[turn]
-            turns = candidate.turns[:index] + (shorter,) + candidate.turns[index + 1:]
-            trial = dataclasses.replace(candidate, turns=turns)
-            if self.still_fails(trial):
-                return True
-            kept = self.evaluate(trial).last_messages
-            count = sum(t in kept for t in subject)
-            if count == len(subject) and shorter in kept:
-                low = middle  # room for all of it: more filler
-            elif count == 0 or shorter not in kept:
-                high = middle  # the subject pushed out, or the run too long to keep at all: less
-            else:
-                return False
-        return False
-
     def _pin_compactions(self) -> None:
         """Make the rounds that fired into cut points, so removing text before a round does not stop
         it from firing (the requests stay the same: the cache answers)."""
@@ -426,18 +278,18 @@ class Shrinker:
         before = set(range(start)) - unit
         candidates = [without_turns(self.transcript, others | before), alone]
         for candidate in candidates:
-            merged = self._merged_version(candidate)
+            merged = self.merged_version(candidate)
             if merged is not None and self.still_fails(merged):
                 return
         if len(units) > 1:
             self.still_fails(alone)
 
-    def _merged_version(self, transcript: Transcript, keep: frozenset[int] = frozenset()) -> Transcript | None:
+    def merged_version(self, transcript: Transcript, keep: frozenset[int] = frozenset()) -> Transcript | None:
         """``transcript`` with its filler runs merged (None if there is none), remembering how many
         source turns each merged turn stands for (a merged turn merged again counts its own)."""
         merged, groups = coalesce(transcript, keep)
         for index, group in groups.items():
-            self._merged[merged.turns[index]] = sum(self._merged.get(transcript.turns[i], 1) for i in group)
+            self.merged[merged.turns[index]] = sum(self.merged.get(transcript.turns[i], 1) for i in group)
         return merged if groups else None
 
     def _coalesce(self, *, thorough: bool = True) -> bool:
@@ -451,10 +303,10 @@ class Shrinker:
         transcript = self.transcript
         n = len(transcript.turns)
         around = frozenset(i for p in transcript.compaction_points for i in (p - 1, p) if 0 <= i < n)
-        keeps = (frozenset(), around, around | self._subject(transcript)) if thorough else (frozenset(), around)
+        keeps = (frozenset(), around, around | self.subject(transcript)) if thorough else (frozenset(), around)
         tried: set[Transcript] = set()
         for keep in keeps:
-            merged = self._merged_version(transcript, keep)
+            merged = self.merged_version(transcript, keep)
             if merged is None:
                 return False
             if merged in tried:
@@ -469,7 +321,7 @@ class Shrinker:
                     return True
         return False
 
-    def _subject(self, transcript: Transcript) -> frozenset[int]:
+    def subject(self, transcript: Transcript) -> frozenset[int]:
         """The turns the failure is about: the failing fact's unit, or the tool call it names."""
         finding = self.violation[0]
         turns = set(fact_units(transcript).get(finding.fact_id, ()))
@@ -482,7 +334,7 @@ class Shrinker:
         as close to the failure's turns as it did in ``before``: the budget less what the reduction
         took from the tokens after those turns (or before them). Counted with our counter, so close
         to the compactor's own count, not equal."""
-        old, new = self._subject(before), self._subject(after)
+        old, new = self.subject(before), self.subject(after)
         if not old or not new:
             return []
 
@@ -492,7 +344,7 @@ class Shrinker:
         after_old = tokens(before, range(max(old) + 1, len(before.turns)))
         after_new = tokens(after, range(max(new) + 1, len(after.turns)))
         head_old, head_new = tokens(before, range(min(old))), tokens(after, range(min(new)))
-        floor = self._budget_floor()
+        floor = self.budget_floor()
         budgets = [self.budget - (after_old - after_new), self.budget - (head_old - head_new)]
         return [b for b in dict.fromkeys(budgets) if floor <= b < self.budget]
 
@@ -501,17 +353,17 @@ class Shrinker:
         turns, changed = list(transcript.turns), False
         for i, turn in enumerate(turns):
             size = message_tokens(turn, self._counter)
-            if turn in self._merged and size > tokens:
+            if turn in self.merged and size > tokens:
                 shorter = shortened(turn, tokens / size)
                 if shorter is not None:
-                    self._merged[shorter] = self._merged[turn]
+                    self.merged[shorter] = self.merged[turn]
                     turns[i], changed = shorter, True
         return dataclasses.replace(transcript, turns=tuple(turns)) if changed else None
 
     def _lower_budget(self) -> None:
         """Halve the budget while the failure still shows, down to ``MIN_SHRUNK_BUDGET`` and never below
         twice the tokens of the obligations' own turns."""
-        floor = self._budget_floor()
+        floor = self.budget_floor()
         while self.budget // 2 >= floor and self.still_fails(self.transcript, self.budget // 2):
             pass
 
@@ -524,7 +376,7 @@ class Shrinker:
         if violation is not None:
             self.violation, self.budget = violation, self._run_budget
 
-    def _budget_floor(self, transcript: Transcript | None = None) -> int:
+    def budget_floor(self, transcript: Transcript | None = None) -> int:
         transcript = self.transcript if transcript is None else transcript
         return max(MIN_SHRUNK_BUDGET, 2 * sum(message_tokens(transcript.turns[i], self._counter)
                                               for i in ledger_turns(transcript)))
@@ -535,13 +387,13 @@ class Shrinker:
         turns merged) is cut to a sixteenth at a time first, or it would take a check per halving."""
         for index in sorted(range(len(self.transcript.turns)), key=lambda i: -len(self.transcript.turns[i].text)):
             for share in TRIM_SHARES:
-                while (turn := self.transcript.turns[index]) in self._merged:
+                while (turn := self.transcript.turns[index]) in self.merged:
                     if share < 0.5 and message_tokens(turn, self._counter) <= TRIM_FAST_ABOVE * self.budget:
                         break
                     shorter = shortened(turn, share)
                     if shorter is None:
                         break
-                    self._merged[shorter] = self._merged[turn]
+                    self.merged[shorter] = self.merged[turn]
                     turns = self.transcript.turns[:index] + (shorter,) + self.transcript.turns[index + 1:]
                     if not self.still_fails(dataclasses.replace(self.transcript, turns=turns)):
                         break
@@ -597,7 +449,7 @@ class Shrinker:
         base, budget = self.transcript, self.budget
         ledger = ledger_turns(base)
         free = [i for i in range(len(base.turns)) if i not in ledger]
-        floor = self._budget_floor()
+        floor = self.budget_floor()
 
         misses = 0
 
@@ -613,7 +465,3 @@ class Shrinker:
 
         if len(free) > 1:
             ddmin(free, fails, max_checks=COMPENSATED_CHECKS)
-
-
-def _size(transcript: Transcript) -> tuple[int, int]:
-    return len(transcript.turns), sum(len(t.text) for t in transcript.turns)

@@ -1,0 +1,315 @@
+"""Each command of the command line: from parsed options to the library's work, its report and its exit code.
+
+A command takes the parsed ``args`` (read, never changed) and the ``Outputs`` checked before it started,
+and returns an ``ExitCode``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+from pathlib import Path
+
+from harness._base._codec import transcript_from_dict
+from harness._base._errors import InvalidArgument, PathError, SchemaError
+from harness._base._files import output_dir, read_json_file
+from harness._app._compare import compare, comparison_dict, render_comparison_text
+from harness._app._outcome import ExitCode
+from harness._app.calling._options import CallOptions
+from harness._app.corpus._entries import (Corpus, CorpusSaver, dedupe_corpus, entry_from_dict, load_corpus, load_entry,
+                                          merge_corpora, save_entry)
+from harness._app.corpus._replay import replay_corpus
+from harness._app.cli._outputs import Outputs, report_problems
+from harness._app.fuzzing._fuzz import DEFAULT_FUZZ_TIME, FuzzConfig, fuzz, merge_inputs
+from harness._app.judging._audit import audit_files
+from harness._app.reports._audit import audit_report
+from harness._app.reports._document import fuzz_report_dict, read_report, report_dict
+from harness._app.reports._html import comparison_html, render_html
+from harness._app.reports._junit import compare_junit, replay_junit, run_junit
+from harness._app.reports._text import printable, render_fuzz_text, render_text
+from harness._app.running._evaluate import prose_rules, token_counter
+from harness._app.running._options import DEFAULT_BUDGET, Generation, Judging, Limits, RunConfig
+from harness._app.running._run import run, shrink_transcript
+from oracles import registered, select
+
+__all__ = ["COMMANDS", "check_prompt"]
+
+
+def run_config(args, *, summarizer: str | None = None, prompt: str | None = None, budget: int | None = None,
+               transcript_file: str | None = None, **generation) -> RunConfig:
+    """A run's options from the parsed ones, built once (the protocol is resolved by the adapter); the
+    keywords override what ``args`` says (``compare``'s sides, ``shrink``'s entry budget)."""
+    calling = CallOptions(summarizer or args.summarizer, protocol=args.protocol, timeout=args.timeout,
+                          isolation="inline" if args.inline else "process", cache_dir=args.cache_dir,
+                          summarizer_version=args.summarizer_version, max_result_chars=args.max_result_chars,
+                          redact_env=tuple(args.redact_env), extend=tuple(args.extend), base_url=args.base_url,
+                          prompt=prompt if summarizer else args.prompt, api_key_env=args.api_key_env,
+                          retries=args.retries, jobs=generation.pop("jobs", 1))
+    if args.command == "replay":  # replay judges each entry with the entry's own budget and oracle
+        judging, limits = Judging(rules=args.rules, may_vary=args.may_vary), Limits(trials=args.trials)
+    else:
+        budget = budget if budget is not None else args.budget
+        judging = Judging(budget=DEFAULT_BUDGET if budget is None else budget, only=args.only, skip=args.skip,
+                          token_counter=args.token_counter, rules=args.rules, unclear=args.unclear,
+                          may_vary=args.may_vary)
+        limits = Limits(max_time=args.max_time, max_calls=args.max_calls, max_tokens=args.max_tokens,
+                        shrink_calls=args.shrink_calls, trials=args.trials, stop_on_error=args.stop_on_error)
+    return RunConfig(calling, Generation(**generation), judging, limits, quiet=args.quiet,
+                     transcript_file=transcript_file)
+
+
+def _finish(args, outputs: Outputs, document: dict, text: str, exit_code: ExitCode,
+            saver: CorpusSaver | None = None) -> ExitCode:
+    """Write the report files, then print the report: a print that fails (a closed pipe) never leaves last
+    night's files in place of tonight's. A failed write is reported without masking the verdict."""
+    problems = _write_reports(document, args, outputs)
+    print(text)
+    if saver is not None and saver.directory is not None:
+        print(f"corpus {saver.directory}: {saver.saved} new entr{'y' if saver.saved == 1 else 'ies'}")
+    return report_problems((list(saver.errors) if saver is not None else []) + problems, exit_code)
+
+
+def _write_reports(document: dict, args, outputs: Outputs) -> list[str]:
+    """Write the JSON, HTML and JUnit reports asked for, each from ``document``."""
+    return outputs.write({
+        "report_json": lambda: json.dumps(document, indent=2, ensure_ascii=False) + "\n",
+        "report_html": lambda: render_html([("this run", document)], threshold=args.survival_threshold),
+        "junit_xml": lambda: run_junit(document, oracles=document.get("oracles", [])),
+    })
+
+
+def _run(args, outputs: Outputs) -> ExitCode:
+    config = run_config(args, examples=args.examples, seed=args.seed, max_turns=args.max_turns,
+                        background=args.background, jobs=args.jobs, consumers=tuple(args.consumer))
+    saver = CorpusSaver(args.corpus, summarizer=config.calling.summarizer, budget=config.judging.budget)
+    result = run(config, on_failure=saver)
+    return _finish(args, outputs, report_dict(result), render_text(result), result.exit_code, saver)
+
+
+def _fuzz(args, outputs: Outputs) -> ExitCode:
+    config = run_config(args, seed=args.seed, max_turns=args.max_turns)
+    max_time = args.max_time if args.max_time is not None else (None if args.runs else DEFAULT_FUZZ_TIME)
+    fuzz_config = FuzzConfig(config.but(max_time=None), max_time=max_time, runs=args.runs,
+                             jobs=args.jobs, directory=args.fuzz_dir, corpus=args.corpus,
+                             libfuzzer_args=tuple(args.libfuzzer))
+    if args.merge:
+        before, after = merge_inputs(fuzz_config, args.merge)
+        print(f"merged {', '.join(args.merge)} into the fuzz inputs: {before} -> {after} inputs "
+              f"({after - before} reach coverage the others did not)")
+        return ExitCode.OK
+    saver = CorpusSaver(args.corpus, summarizer=config.calling.summarizer, budget=config.judging.budget)
+    result = fuzz(fuzz_config, on_failure=saver)
+    return _finish(args, outputs, fuzz_report_dict(result), render_fuzz_text(result), result.exit_code, saver)
+
+
+def _replay(args, outputs: Outputs) -> ExitCode:
+    replay = replay_corpus(args.directory, run_config(args))
+    if not replay.corpus.entries and not replay.corpus.errors and not args.allow_empty:
+        raise PathError(f"corpus directory {args.directory!r} holds no entries (*.json): nothing was replayed "
+                        f"(pass --allow-empty if that is expected)")
+    marks = {"failing": "✗ still failing", "fixed": "✓ fixed", "infra": "! summarizer failed",
+             "unjudged": "! not judged", "not-reproduced": "? not reproduced"}
+    for o in replay.outcomes:
+        mark = marks[o.status] + (f" ({o.trials[0]}/{o.trials[1]})" if o.trials and o.status == "failing" else "")
+        print(f"{mark:18} {o.path.name}  {printable(o.entry.invariant)} "
+              f"({printable(o.entry.fact_kind or 'structure')}), {len(o.entry.transcript.turns)} turns: "
+              f"{printable(o.detail)}")
+    _print_unreadable(replay.corpus)
+    counts = {s: sum(o.status == s for o in replay.outcomes) for s in marks}
+    print(f"{len(replay.outcomes)} replayed: {counts['failing']} still failing, {counts['fixed']} fixed, "
+          f"{counts['infra']} summarizer failures, {counts['unjudged']} not judged, "
+          f"{len(replay.corpus.errors)} unreadable"
+          + (f", {counts['not-reproduced']} flaky entries not reproduced" if counts['not-reproduced'] else "")
+          + (f" · interrupted after {len(replay.outcomes)} of {len(replay.corpus.entries)}"
+             if replay.interrupted else ""))
+    problems = outputs.write({"junit_xml": lambda: replay_junit(replay, args.summarizer)})
+    return report_problems(problems, replay.exit_code)
+
+
+def _compare(args, outputs: Outputs) -> ExitCode:
+    specs = args.summarizer
+    if len(specs) < 2:
+        raise InvalidArgument("compare needs --summarizer at least twice: the baseline, then what to compare with it")
+    prompts = [p or None for p in args.prompt or [None]]  # '' is no prompt: the default one for openai:
+    if len(prompts) not in (1, len(specs)):
+        raise InvalidArgument(f"--prompt given {len(prompts)} times for {len(specs)} summarizers: give it once (for "
+                              f"all) or once per --summarizer, in the same order")
+    prompts = prompts * len(specs) if len(prompts) == 1 else prompts
+    prompts = [p if spec.startswith("openai:") else None for spec, p in zip(specs, prompts)]
+    sides = list(zip(specs, prompts))
+    file_folders = {os.path.dirname(os.path.realpath(spec.rpartition(":")[0])) for spec in specs
+                    if spec.rpartition(":")[0].endswith(".py")}
+    if args.inline and len(file_folders) > 1:
+        raise InvalidArgument("--inline with summarizer files from different folders: they would share one "
+                              "interpreter, and a module one imports by name (a helper beside it) would be the other's; "
+                              "leave --inline out so each side runs in its own worker")
+    twice = next((side for n, side in enumerate(sides) if side in sides[:n]), None)
+    if twice is not None:
+        raise InvalidArgument(f"--summarizer {twice[0]}" + (f" with --prompt {twice[1]}" if twice[1] else "")
+                              + " is given twice: comparing a summarizer with itself compares nothing (for a prompt "
+                                "change, give --prompt once per --summarizer)")
+    if args.corpus is not None and not os.path.isdir(args.corpus):
+        raise PathError(f"--corpus {args.corpus!r}: no such directory (compare replays an existing corpus)")
+    configs = [run_config(args, summarizer=spec, prompt=prompt, examples=args.examples, seed=args.seed,
+                          max_turns=args.max_turns, jobs=args.jobs
+                          ).but(summarizer_version=_side_version(args.summarizer_version, spec, prompt, specs))
+               for spec, prompt in sides]
+    labels = [f"{spec} --prompt {prompt}" if len(set(prompts)) > 1 else spec for spec, prompt in sides]
+    comparison = compare(configs, labels=labels, corpus=args.corpus,
+                         on_side=None if args.quiet else
+                         lambda i, label: print(f"[{i}/{len(configs)}] running {printable(label)}", file=sys.stderr))
+    document = comparison_dict(comparison)
+    problems = outputs.write({
+        "report_json": lambda: json.dumps(document, indent=2, ensure_ascii=False) + "\n",
+        "report_html": lambda: _compare_page(document, args.survival_threshold),
+        "junit_xml": lambda: compare_junit(document),
+    })
+    print(printable(render_comparison_text(comparison)))
+    return report_problems(problems, comparison.exit_code)
+
+
+def _compare_page(document: dict, threshold: float, *, title: str | None = None) -> str:
+    """The HTML of a ``compare`` document: the comparison, then each side's report with its corpus replay."""
+    reports = [(side["summarizer"], dict(side["report"], corpus_replay=side.get("corpus")))
+               for side in document["sides"]]
+    return render_html(reports, threshold=threshold, title=title or "compaction-harness compare",
+                       comparison=comparison_html(document, threshold=threshold))
+
+
+def _side_version(version: str | None, spec: str, prompt: str | None, specs: list[str]) -> str | None:
+    """A side's --summarizer-version: with one model under two prompts, the prompt's content joins it, or
+    the candidate would be answered from the baseline's cache (the key is the spec and the version)."""
+    if version is None or specs.count(spec) < 2 or prompt is None:
+        return version
+    try:
+        content = Path(prompt).read_bytes()
+    except OSError as exc:
+        raise PathError(f"--prompt {prompt!r}: {exc.strerror or exc}") from None
+    return f"{version}+prompt:{hashlib.sha256(content).hexdigest()[:16]}"
+
+
+def check_prompt(args) -> None:
+    """--prompt is the openai: adapter's; given to any other summarizer it would be silently ignored. In
+    compare, a prompt given once goes to the openai: sides only, and one given per side may be '' (none)."""
+    specs = args.summarizer if isinstance(args.summarizer, list) else [args.summarizer]
+    prompts = args.prompt if isinstance(args.prompt, list) else [args.prompt]
+    if len(prompts) == 1:
+        prompts = prompts * len(specs)
+        if len(specs) > 1 and any((s or "").startswith("openai:") for s in specs):
+            return  # one prompt for the compared openai: models; the other sides take none
+    for spec, prompt in zip(specs, prompts):
+        if prompt and spec and not spec.startswith("openai:"):
+            raise InvalidArgument(f"--prompt {prompt!r} is the prompt of openai: summarizers; {spec!r} is not one and "
+                                  f"would ignore it (in compare, give '' for its side; a Python summarizer reads its "
+                                  f"own prompt in its code)")
+
+
+def _report(args, outputs: Outputs) -> ExitCode:
+    """Render saved reports; exit 0 once the page is written (each run's own status is on the page)."""
+    documents = [(file, read_report(file, max_mb=args.max_file_mb)) for file in args.files]
+    compared = [file for file, d in documents if "comparison_version" in d]
+    if compared and len(documents) > 1:
+        raise InvalidArgument(f"{compared[0]} is a compare report: render it on its own (report {compared[0]} -o FILE)")
+    if compared:
+        document = documents[0][1]
+        verdict = f"; compare verdict: {document.get('verdict', '')} (exit {document.get('exit_code')})"
+        reports = [(side["summarizer"], side["report"]) for side in document["sides"]]
+        page = _compare_page(document, args.survival_threshold, title=args.title)
+    else:
+        reports, verdict = documents, ""
+        page = render_html(reports, threshold=args.survival_threshold, title=args.title)
+    problems = outputs.write({"output": lambda: page})
+    if problems:
+        return report_problems(problems, ExitCode.OK)
+    violations = sum(len(d["violations"]) for _, d in reports)
+    crashed = sum(1 for _, d in reports if d.get("infra_errors"))
+    incomplete = sum(1 for _, d in reports if d.get("incomplete"))
+    print(f"wrote {outputs.get('output')}: {len(reports)} report(s), {violations} failure(s)"
+          + (f", {crashed} with summarizer failures" if crashed else "")
+          + (f", {incomplete} incomplete" if incomplete else "") + printable(verdict))
+    return ExitCode.OK
+
+
+def _print_unreadable(corpus: Corpus) -> None:
+    for error in corpus.errors:
+        print(f"! unreadable {printable(str(error))}", file=sys.stderr)
+    for warning in corpus.skipped:
+        print(f"! {printable(warning)}", file=sys.stderr)
+
+
+def _corpus(args, outputs: Outputs) -> ExitCode:
+    if args.corpus_command == "list":
+        corpus = load_corpus(args.directory)
+        for path, e in corpus.entries:
+            print(f"{path.name}  {printable(e.invariant):26} {printable(e.fact_kind or 'structure'):20} "
+                  f"{len(e.transcript.turns):>4} turns  {printable(e.summarizer)}  {printable(e.found_at)}")
+        _print_unreadable(corpus)
+        print(f"{len(corpus.entries)} entries, {len(corpus.errors)} unreadable")
+        return ExitCode.USAGE if corpus.errors else ExitCode.OK
+    if args.corpus_command == "add":
+        entries, errors = [], []
+        for file in args.files:  # all or nothing: every file is checked before any is added
+            try:
+                entries.append(load_entry(file))
+            except SchemaError as exc:
+                errors.append(exc)
+        for error in errors:
+            print(f"! unreadable {printable(str(error))}", file=sys.stderr)
+        if errors:
+            print(f"added nothing to {args.directory}: {len(errors)} of {len(args.files)} files are not valid entries")
+            return ExitCode.USAGE
+        output_dir(args.directory, option="corpus directory")
+        added = sum(save_entry(entry, args.directory)[1] for entry in entries)
+        print(f"added {added} new entr{'y' if added == 1 else 'ies'} to {args.directory}")
+        return ExitCode.OK
+    if args.corpus_command == "merge":
+        added, present, read = merge_corpora(args.directory, args.sources)
+        _print_unreadable(read)
+        print(f"merged into {args.directory}: {added} added, {present} already there, {len(read.errors)} unreadable")
+        return ExitCode.USAGE if read.errors else ExitCode.OK
+    removed, read = dedupe_corpus(args.directory)
+    _print_unreadable(read)
+    print(f"removed {len(removed)} duplicate entr{'y' if len(removed) == 1 else 'ies'}, "
+          f"{len(read.errors)} unreadable left alone")
+    return ExitCode.USAGE if read.errors else ExitCode.OK
+
+
+def _shrink(args, outputs: Outputs) -> ExitCode:
+    data = read_json_file(args.file, max_mb=args.max_file_mb)
+    budget = None
+    if isinstance(data, dict) and "invariant" in data and "transcript" in data:  # a corpus entry: its transcript
+        entry = entry_from_dict(data, source=args.file)
+        transcript = entry.transcript
+        budget = entry.budget  # the budget it was saved failing at (shrinking may have lowered the run's)
+    else:
+        transcript = transcript_from_dict(data, source=args.file)
+    config = run_config(args, budget=args.budget if args.budget is not None else budget, transcript_file=args.file)
+    result = shrink_transcript(transcript, config)
+    return _finish(args, outputs, report_dict(result), render_text(result), result.exit_code)
+
+
+def _audit(args, outputs: Outputs) -> ExitCode:
+    options = {"rules": prose_rules(args.rules), "oracles": select(only=args.only, skip=args.skip)}
+    if args.budget is not None:
+        options["budget"] = args.budget
+    if args.token_counter:
+        options["counter"] = token_counter(args.token_counter)
+    result = audit_files(args.before, args.after, args.obligations, max_file_mb=args.max_file_mb, **options)
+    text, document = audit_report(result, before=args.before, after=args.after, obligations=args.obligations,
+                                  unclear=args.unclear)
+    print(text)
+    problems = outputs.write({"report_json": lambda: json.dumps(document, indent=2, ensure_ascii=False) + "\n"})
+    return report_problems(problems, ExitCode(document["exit_code"]))
+
+
+def _oracles(args, outputs: Outputs) -> ExitCode:
+    for o in registered():
+        print(f"{o.id:28} {o.severity.value:8} {o.scope:10} [{o.reference}] {o.summary}")
+    return ExitCode.OK
+
+
+#: Each command's function, by its name on the command line.
+COMMANDS = {"run": _run, "shrink": _shrink, "fuzz": _fuzz, "replay": _replay, "compare": _compare,
+            "report": _report, "corpus": _corpus, "audit": _audit, "oracles": _oracles}

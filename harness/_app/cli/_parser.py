@@ -1,0 +1,318 @@
+"""The command line's parser: every command, its options and their checks (a usage error exits 2)."""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+
+from harness import __version__
+from harness._base._calling import DEFAULT_MAX_RESULT_CHARS
+from harness._base._files import DEFAULT_MAX_FILE_MB
+from harness._base._model import Consumer
+from harness._base._protocol import PROTOCOLS
+from harness._app._outcome import ExitCode
+from harness._app.calling._openai import API_KEY_ENV, OPENAI_BASE_URL
+from harness._app.calling._options import DEFAULT_RETRIES, DEFAULT_TIMEOUT
+from harness._app.fuzzing._fuzz import DEFAULT_FUZZ_MAX_TURNS, DEFAULT_FUZZ_TIME
+from harness._app.reports._chart import DEFAULT_THRESHOLD
+from harness._app.running._options import (DEFAULT_BUDGET, DEFAULT_EXAMPLES, DEFAULT_MAX_TURNS, DEFAULT_SHRINK_CALLS,
+                                           DEFAULT_TRIALS, UNCLEAR_MODES)
+
+__all__ = ["build_parser", "DEFAULT_SUMMARIZER"]
+
+# The bundled example: a plausible extractive summarizer with the failures real ones have.
+DEFAULT_SUMMARIZER = "harness.summarizers.example:summarize"
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # argparse's own usage errors: exit 2 without a traceback
+        self.print_usage(sys.stderr)
+        print(f"UsageError: {message}", file=sys.stderr)
+        sys.exit(ExitCode.USAGE)
+
+
+def _ids(text: str) -> tuple[str, ...]:
+    return tuple(part.strip() for part in text.split(",") if part.strip())
+
+
+def _consumer(text: str) -> Consumer:
+    """``NAME=ID,ID``: a consumer of compacted contexts and the oracle ids it relies on."""
+    name, sep, ids = text.partition("=")
+    try:
+        if not sep:
+            raise ValueError("no '='")
+        return Consumer(name.strip(), _ids(ids))
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"--consumer expects NAME=ORACLE-ID,... (e.g. router=handle-retained,closure), "
+                                         f"got {text!r}: {exc}") from None
+
+
+def _whole_number(name: str, minimum: int = 1):
+    """An argparse type for a whole-number option; errors name the option and the bound."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{name} expects a whole number, got {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"{name} expects a number >= {minimum}, got {value}")
+        return value
+    return parse
+
+
+def _positive_number(name: str, maximum: float = 30 * 24 * 3600.0):
+    """An argparse type for a positive, finite number of at most ``maximum`` (a month of seconds)."""
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{name} expects a number, got {text!r}") from None
+        if not value > 0 or not math.isfinite(value):
+            raise argparse.ArgumentTypeError(f"{name} expects a finite number > 0, got {text}")
+        if value > maximum:
+            raise argparse.ArgumentTypeError(f"{name} expects a number <= {maximum:g}, got {text}")
+        return value
+    return parse
+
+
+def _add_call_options(p: argparse.ArgumentParser, *, many: bool = False) -> None:
+    """How the summarizer is called: shared by run, shrink and replay."""
+    p.add_argument("--protocol", choices=PROTOCOLS, default=None,
+                   help="messages: fn(messages, budget) -> messages | str; rich: fn(CompactionRequest) -> "
+                        "CompactionResult (default: the function's compaction_protocol attribute, else messages)")
+    p.add_argument("--timeout", type=_positive_number("--timeout"), default=DEFAULT_TIMEOUT, metavar="SECONDS",
+                   help=f"per-call timeout for the summarizer (default {DEFAULT_TIMEOUT:g})")
+    p.add_argument("--inline", action="store_true",
+                   help="call the summarizer in this process (faster, but no timeout and no kill on a hang)")
+    p.add_argument("--cache-dir", metavar="DIR", help="also keep the summarizer call cache on disk here")
+    p.add_argument("--summarizer-version", metavar="TEXT", default=None,
+                   help="key the call cache by this instead of a hash of the summarizer's code (use it when answers "
+                        "depend on more than the code: a prompt file, a model name)")
+    p.add_argument("--max-result-chars", type=_whole_number("--max-result-chars"), default=DEFAULT_MAX_RESULT_CHARS,
+                   metavar="N", help=f"a result larger than this (as JSON) is a summarizer failure "
+                                     f"(default {DEFAULT_MAX_RESULT_CHARS:,})")
+    p.add_argument("--redact-env", action="append", default=[], metavar="NAME",
+                   help="also redact this environment variable's value from everything written (repeatable; "
+                        "names like *_KEY, *_TOKEN, *SECRET* are redacted anyway)")
+    p.add_argument("--extend", action="append", default=[], metavar="MODULE",
+                   help="import this module (or path/to/file.py) first, here and beside the summarizer, for the "
+                        "oracles it registers (@oracles.oracle) and the fact kinds it defines "
+                        "(harness.define_kind) (repeatable)")
+    p.add_argument("--rules", metavar="SPEC", default=None,
+                   help="module:OBJECT naming your own oracles.ProseRules (cue lists, windows, reading units)")
+    p.add_argument("--trials", type=_whole_number("--trials", minimum=0), default=DEFAULT_TRIALS, metavar="K",
+                   help=f"re-ask each minimal failure K times with the cache bypassed and report how often it fails; "
+                        f"also notices a non-deterministic summarizer (default {DEFAULT_TRIALS}; 0: neither)")
+    p.add_argument("--may-vary", action="store_true",
+                   help="the summarizer may answer one request differently each time (a model at temperature > 0): "
+                        "the deterministic oracle then notes it instead of failing (a Python summarizer can say so "
+                        "itself with fn.compaction_may_vary = True)")
+    remote = p.add_argument_group("summarizers outside Python (openai:MODEL, http://HOST:PORT/PATH, cmd:COMMAND ...)")
+    remote.add_argument("--base-url", metavar="URL", default=None,
+                        help=f"openai: the OpenAI-compatible API's base URL (default {OPENAI_BASE_URL})")
+    remote.add_argument("--prompt", metavar="FILE", default=None, action="append" if many else "store",
+                        help="openai: your compaction prompt, with {transcript}, {budget} and {obligations} "
+                             "placeholders (default: the bundled harness/summarizers/compaction_prompt.txt)"
+                             + ("; compare: once for every summarizer, or once per --summarizer in their order "
+                                "(a prompt change: the same openai:MODEL twice, two prompts)" if many else ""))
+    remote.add_argument("--api-key-env", metavar="NAME", default=None,
+                        help=f"openai: the environment variable holding the API key (default {API_KEY_ENV}); its "
+                             f"value is never written anywhere")
+    remote.add_argument("--retries", type=_whole_number("--retries", minimum=0), default=DEFAULT_RETRIES, metavar="N",
+                        help=f"openai and http: retries of 429, 5xx, dropped connections and timeouts, with "
+                             f"exponential backoff honouring Retry-After (default {DEFAULT_RETRIES})")
+    p.add_argument("--quiet", action="store_true", help="no progress output (for CI logs)")
+
+
+def _share(text: str) -> float:
+    """``--survival-threshold``: a share in (0, 1], or a percentage such as 90%."""
+    try:
+        value = float(text[:-1]) / 100 if text.endswith("%") else float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--survival-threshold expects a share such as 0.9 or 90%, got {text!r}") from None
+    if not 0 < value <= 1:
+        raise argparse.ArgumentTypeError(f"--survival-threshold expects a share in (0, 1] (or 1% to 100%), got {text}")
+    return value
+
+
+def _add_report_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--report-json", metavar="FILE", help="write the full report as JSON")
+    p.add_argument("--report-html", metavar="FILE",
+                   help="write a self-contained HTML report: minimal failures with the obligation highlighted, "
+                        "survival curves per fact kind, summarizer failures")
+    p.add_argument("--junit-xml", metavar="FILE", help="write JUnit XML (one test case per oracle) for CI systems")
+    p.add_argument("--survival-threshold", type=_share, default=DEFAULT_THRESHOLD, metavar="SHARE",
+                   help=f"the HTML report marks the first round a kind's share kept falls below this "
+                        f"(default {DEFAULT_THRESHOLD * 100:.0f}%%)")
+
+
+def _add_unclear_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--unclear", choices=UNCLEAR_MODES, default="review",
+                   help="what a reading the oracles could not settle does: review (the default) lists it in its "
+                        "own section of every report and leaves the exit code alone; fail makes it fail the run")
+
+
+def _add_summarizer_options(p: argparse.ArgumentParser, *, required: bool, many: bool = False,
+                            max_time_help: str = "stop after this long and report what was found (exit 4 if "
+                                                 "examples were left unjudged)") -> None:
+    if many:
+        p.add_argument("--summarizer", required=True, action="append", metavar="SPEC",
+                       help="module:function, path/to/file.py:function, openai:MODEL, http://... or cmd:...; give it "
+                            "two or more times: the first is the baseline the others are compared with")
+    else:
+        p.add_argument("--summarizer", required=required, default=None if required else DEFAULT_SUMMARIZER,
+                       metavar="SPEC", help="module:function or path/to/file.py:function"
+                       + ("" if required else f" (default: the bundled example, {DEFAULT_SUMMARIZER})"))
+    _add_call_options(p, many=many)
+    p.add_argument("--budget", type=_whole_number("--budget"), default=None, metavar="TOKENS",
+                   help=f"token budget of the context; compaction fires at 80%% of it (default {DEFAULT_BUDGET}; for shrink "
+                        "given a corpus entry, the budget the entry records)")
+    p.add_argument("--only", type=_ids, default=None, metavar="ID,...", help="run only these oracles")
+    p.add_argument("--skip", type=_ids, default=(), metavar="ID,...", help="skip these oracles")
+    _add_unclear_option(p)
+    p.add_argument("--stop-on-error", action="store_true", help="stop at the first summarizer failure")
+    p.add_argument("--token-counter", metavar="SPEC", default=None,
+                   help="module:function counting tokens in a string (default: words plus punctuation marks)")
+    p.add_argument("--max-time", type=_positive_number("--max-time"), default=None, metavar="SECONDS",
+                   help=max_time_help)
+    p.add_argument("--shrink-calls", type=_whole_number("--shrink-calls"), default=DEFAULT_SHRINK_CALLS,
+                   metavar="N", help=f"new summarizer calls shrinking one failure may make "
+                                     f"(default {DEFAULT_SHRINK_CALLS}); then the smallest so far is reported")
+    p.add_argument("--max-calls", type=_whole_number("--max-calls"), default=None, metavar="N",
+                   help="new summarizer calls the whole run may make: exploration stops early enough to leave "
+                        "shrinking some, and the report says the cap was reached")
+    p.add_argument("--max-tokens", type=_whole_number("--max-tokens"), default=None, metavar="N",
+                   help="prompt + completion tokens the whole run may spend (summarizers that report usage: openai, "
+                        "or an http/cmd answer's 'usage')")
+    _add_report_options(p)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="compaction-harness",
+        description="Property-based and fuzz testing for transcript compactors (summarizers).",
+    )
+    parser.add_argument("--version", action="version", version=f"compaction-harness {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    run = sub.add_parser("run", help="generate transcripts, run the summarizer, report minimal failures")
+    _add_summarizer_options(run, required=False)
+    run.add_argument("--examples", type=_whole_number("--examples"), default=DEFAULT_EXAMPLES, metavar="N",
+                     help=f"transcripts to generate (default {DEFAULT_EXAMPLES})")
+    run.add_argument("--jobs", type=_whole_number("--jobs"), default=1, metavar="K",
+                     help="judge up to K sessions at once (worth it when the summarizer waits on a model or a "
+                          "server); the result is the same as with --jobs 1 (default 1)")
+    run.add_argument("--seed", type=_whole_number("--seed", minimum=0), default=None, metavar="S", help="seed (default: random, printed)")
+    run.add_argument("--max-turns", type=_whole_number("--max-turns"), default=DEFAULT_MAX_TURNS, metavar="T",
+                     help=f"longest transcript to generate (default {DEFAULT_MAX_TURNS}; try 4000)")
+    run.add_argument("--corpus", metavar="DIR", help="save every new minimal failure into this corpus directory")
+    run.add_argument("--consumer", type=_consumer, action="append", default=[], metavar="NAME=ID,...",
+                     help="declare a reader of the compacted context and the invariant classes (oracle ids) it relies "
+                          "on, e.g. router=handle-retained,closure; a result the oracles did not verify for it is a "
+                          "consumer-requirements violation (repeatable)")
+    run.add_argument("--background", metavar="PATH",
+                     help="your own session logs as the filler: a .json file (one session), a .jsonl file (one "
+                          "session per line) or a directory of them; our obligations are planted between them")
+
+    fuzz = sub.add_parser("fuzz", help="coverage-guided fuzzing of a Python summarizer's own code (atheris); "
+                                       "arguments after -- go to libFuzzer")
+    _add_summarizer_options(fuzz, required=False, max_time_help=f"seconds of fuzzing (default {DEFAULT_FUZZ_TIME:g} "
+                            f"unless --runs is given); shrinking what was found comes after, within --shrink-calls")
+    fuzz.add_argument("--runs", type=_whole_number("--runs"), default=None, metavar="N",
+                      help="executions per fuzzing process (libFuzzer's -runs); with neither this nor --max-time, "
+                           f"fuzzing lasts {DEFAULT_FUZZ_TIME:g} s")
+    fuzz.add_argument("--jobs", type=_whole_number("--jobs"), default=1, metavar="K",
+                      help="fuzzing processes sharing one corpus (default 1)")
+    fuzz.add_argument("--seed", type=_whole_number("--seed", minimum=0), default=None, metavar="S",
+                      help="seed (default: random, printed)")
+    fuzz.add_argument("--max-turns", type=_whole_number("--max-turns"), default=DEFAULT_FUZZ_MAX_TURNS, metavar="T",
+                      help=f"longest transcript to generate (default {DEFAULT_FUZZ_MAX_TURNS}: fuzzing wants many "
+                           f"cheap executions)")
+    fuzz.add_argument("--corpus", metavar="DIR", help="save every new minimal failure into this corpus directory; the "
+                                                      "fuzzer's own inputs then live beside it, in DIR.fuzz/")
+    fuzz.add_argument("--fuzz-dir", metavar="DIR", default=None,
+                      help="the fuzzer's directory (inputs/, failures/, crashes/); default DIR.fuzz/SUMMARIZER beside "
+                           "--corpus, else .compaction-harness/fuzz/SUMMARIZER")
+    fuzz.add_argument("--merge", nargs="+", metavar="DIR", default=None,
+                      help="only merge these directories of fuzz inputs into the fuzz directory's inputs (libFuzzer's "
+                           "-merge=1: an input is kept if it reaches new coverage), then exit")
+
+    shrink = sub.add_parser("shrink", help="minimize the failures of one transcript given as JSON")
+    shrink.add_argument("file", metavar="FILE", help="a transcript JSON document")
+    _add_summarizer_options(shrink, required=True)
+    shrink.add_argument("--max-file-mb", type=_positive_number("--max-file-mb", maximum=1024 * 1024), default=DEFAULT_MAX_FILE_MB,
+                        metavar="MB", help=f"refuse larger transcript files (default {DEFAULT_MAX_FILE_MB})")
+
+    replay = sub.add_parser("replay", help="replay a corpus: which saved failures does a summarizer still have?")
+    replay.add_argument("directory", metavar="DIR")
+    replay.add_argument("--summarizer", required=True, metavar="SPEC")
+    replay.add_argument("--allow-empty", action="store_true",
+                        help="exit 0 on a corpus with no entries (by default that is exit 2: a wrong directory)")
+    replay.add_argument("--junit-xml", metavar="FILE", help="write JUnit XML (one test case per corpus entry)")
+    _add_call_options(replay)
+
+    comparing = sub.add_parser("compare", help="run two or more summarizers on the same transcripts (and corpus): "
+                                               "what is new and fixed against the first; exit 1 on a new failure")
+    _add_summarizer_options(comparing, required=True, many=True)
+    comparing.add_argument("--examples", type=_whole_number("--examples"), default=DEFAULT_EXAMPLES, metavar="N",
+                           help=f"transcripts to generate, the same for every summarizer (default {DEFAULT_EXAMPLES})")
+    comparing.add_argument("--seed", type=_whole_number("--seed", minimum=0), default=None, metavar="S",
+                           help="seed, shared by every summarizer (default: random, printed)")
+    comparing.add_argument("--max-turns", type=_whole_number("--max-turns"), default=DEFAULT_MAX_TURNS, metavar="T",
+                           help=f"longest transcript to generate (default {DEFAULT_MAX_TURNS})")
+    comparing.add_argument("--jobs", type=_whole_number("--jobs"), default=1, metavar="K",
+                           help="judge up to K sessions at once per summarizer (default 1)")
+    comparing.add_argument("--corpus", metavar="DIR", help="also replay this corpus with every summarizer")
+
+    rendering = sub.add_parser("report", help="render saved JSON reports (--report-json) as one HTML page")
+    rendering.add_argument("files", nargs="+", metavar="JSON", help="reports written by --report-json, oldest first")
+    rendering.add_argument("-o", "--output", required=True, metavar="FILE", help="the HTML file to write")
+    rendering.add_argument("--title", default=None, metavar="TEXT", help="the page's heading")
+    rendering.add_argument("--survival-threshold", type=_share, default=DEFAULT_THRESHOLD, metavar="SHARE",
+                           help=f"mark the first round a kind's share kept falls below this (default "
+                                f"{DEFAULT_THRESHOLD * 100:.0f}%%)")
+    rendering.add_argument("--max-file-mb", type=_positive_number("--max-file-mb", maximum=1024 * 1024),
+                           default=DEFAULT_MAX_FILE_MB, metavar="MB", help=f"refuse larger files (default {DEFAULT_MAX_FILE_MB})")
+
+    corpus = sub.add_parser("corpus", help="list, add, merge or dedupe corpus entries")
+    corpus_sub = corpus.add_subparsers(dest="corpus_command", metavar="ACTION", parser_class=_Parser, required=True)
+    kinds = _Parser(add_help=False)  # entries of a team's own fact kinds load once its module has defined them
+    kinds.add_argument("--extend", action="append", default=[], metavar="MODULE",
+                       help="import this module (or path/to/file.py) first, for the fact kinds it defines (repeatable)")
+    corpus_sub.add_parser("list", help="show the entries of a corpus", parents=[kinds]
+                          ).add_argument("directory", metavar="DIR")
+    add = corpus_sub.add_parser("add", help="validate entry files and add them to a corpus", parents=[kinds])
+    add.add_argument("directory", metavar="DIR")
+    add.add_argument("files", nargs="+", metavar="FILE")
+    merge = corpus_sub.add_parser("merge", help="merge the corpora of several CI shards into one", parents=[kinds])
+    merge.add_argument("directory", metavar="DEST")
+    merge.add_argument("sources", nargs="+", metavar="SRC")
+    corpus_sub.add_parser("dedupe", help="keep the smallest entry per summarizer, invariant and fact kind",
+                          parents=[kinds]).add_argument("directory", metavar="DIR")
+
+    audit = sub.add_parser("audit", help="judge one real compaction: messages before, context after, obligations")
+    audit.add_argument("--before", required=True, metavar="FILE",
+                       help="JSON: the chat messages that were compacted (role/content/tool_calls/tool_call_id)")
+    audit.add_argument("--after", required=True, metavar="FILE",
+                       help="JSON: the context that replaced them: a string, chat messages, or "
+                            "{\"messages\": [...], \"ledger\": [...]}")
+    audit.add_argument("--obligations", required=True, metavar="FILE",
+                       help="JSON: {\"obligations\": [{\"kind\", \"literals\", ...}]} (see the README)")
+    audit.add_argument("--budget", type=_whole_number("--budget"), default=None, metavar="TOKENS",
+                       help="the context's token budget (default: none, and the budget oracles never fire)")
+    audit.add_argument("--only", type=_ids, default=None, metavar="ID,...", help="run only these oracles")
+    audit.add_argument("--skip", type=_ids, default=(), metavar="ID,...", help="skip these oracles")
+    _add_unclear_option(audit)
+    audit.add_argument("--rules", metavar="SPEC", default=None, help="module:OBJECT naming your own oracles.ProseRules")
+    audit.add_argument("--extend", action="append", default=[], metavar="MODULE",
+                       help="import this module first, for its oracles and fact kinds (repeatable)")
+    audit.add_argument("--token-counter", metavar="SPEC", default=None, help="module:function counting tokens")
+    audit.add_argument("--max-file-mb", type=_positive_number("--max-file-mb", maximum=1024 * 1024),
+                       default=DEFAULT_MAX_FILE_MB, metavar="MB", help=f"refuse larger files (default {DEFAULT_MAX_FILE_MB})")
+    audit.add_argument("--report-json", metavar="FILE", help="write the findings as JSON")
+
+    catalogue = sub.add_parser("oracles", help="list the invariant catalogue")
+    catalogue.add_argument("--extend", action="append", default=[], metavar="MODULE",
+                           help="import this module first, so the oracles it registers are listed (repeatable)")
+    return parser

@@ -1,0 +1,213 @@
+"""The JSON report: the one document every other report is drawn from (``--report-json``, the HTML page,
+JUnit, ``compaction-harness report``), written and checked here."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from harness._base._codec import transcript_from_dict, transcript_to_dict
+from harness._base._errors import SchemaError
+from harness._base._files import DEFAULT_MAX_FILE_MB, read_json_file
+from harness._base._schema import Reader
+from harness._app.fuzzing._fuzz import FuzzResult
+from harness._app.judging._survival import Survival, survival_from_dict
+from harness._app.reports._reproduce import reproduce_command
+from harness._app.running._results import RunResult, Unclear
+from oracles import select
+
+__all__ = ["REPORT_VERSION", "report_dict", "fuzz_report_dict", "unclear_dict", "read_report", "check_report",
+           "report_survival"]
+
+
+#: The JSON report's layout version: 2 added ``report_version``, ``oracles``, ``unjudged``, ``budget`` and
+#: ``survival``; 3 added ``unclear`` (readings for review), ``unclear_mode`` and each violation's ``evidence``.
+REPORT_VERSION = 3
+
+
+def report_dict(result: RunResult) -> dict[str, Any]:
+    """The JSON report (``--report-json``), from which the HTML and JUnit reports are also drawn."""
+    return {
+        "report_version": REPORT_VERSION,
+        "summarizer": result.config.calling.summarizer,
+        "protocol": result.protocol,
+        "seed": result.seed,
+        "examples_run": result.examples_run,
+        "budget": result.config.judging.budget,
+        "oracles": [o.id for o in select(only=result.config.judging.only, skip=result.config.judging.skip)],
+        "unjudged": [{"oracle": oracle, "reason": reason} for oracle, reason in result.unjudged],
+        "summarizer_calls": result.summarizer_calls,
+        "first_failure_calls": result.first_failure_calls,
+        "cache_hits": result.cache_hits,
+        "calls": {
+            "calls": result.stats.calls, "asked_again": result.stats.asked_again, "cache_hits": result.cache_hits,
+            "retries": result.stats.retries, "usage_known": result.stats.usage_known,
+            "prompt_tokens": result.stats.prompt_tokens, "completion_tokens": result.stats.completion_tokens,
+            "latency_p50_s": result.stats.latency(0.5), "latency_p95_s": result.stats.latency(0.95),
+        },
+        "nondeterministic": {"detected": result.nondeterministic, "reasked": result.stats.reasked,
+                             "answered_differently": result.stats.answered_differently},
+        "cap_reached": result.cap_reached,
+        "unclear_mode": result.config.judging.unclear,
+        "unclear": [unclear_dict(u) for u in result.unclear],
+        "violations": [
+            {
+                "invariant": f.invariant,
+                "severity": f.severity,
+                "fact_kind": f.fact_kind,
+                "fact_id": f.fact_id,
+                "minimal_turns": len(f.transcript.turns),
+                "budget": f.budget,
+                "elided": [{"turn": index, "merged_turns": merged, "tokens": tokens}
+                           for index, merged, tokens in f.elided],
+                "original_turns": f.original_turns,
+                "shrink_checks": f.shrink_checks,
+                "shrink_summarizer_calls": f.shrink_calls,
+                "shrink_stopped": f.shrink_stopped,
+                "trials": None if f.trials is None else {"failed": f.trials[0], "of": f.trials[1]},
+                "rate": f.rate,
+                "round": f.round,
+                "boundary": f.boundary,
+                "boundaries": list(f.boundaries),
+                "transcript": transcript_to_dict(f.transcript),
+                "context": f.context,
+                "detail": f.detail,
+                "evidence": f.evidence,
+                "expected": f.expected,
+                "found": f.found,
+                "reproduce": reproduce_command(result, only=f.invariant, transcript_file=result.reproduce_files.get(f.key)),
+            }
+            for f in result.failures
+        ],
+        "degradations": result.degradations,
+        "infra_errors": [{"kind": e.kind, "message": e.message, "example": e.example, "output": e.output}
+                         for e in result.infra_errors],
+        "incomplete": result.incomplete,
+        "cache_discarded": list(result.cache_discarded),
+        "warnings": list(result.warnings),
+        "exit_code": result.exit_code,
+        "survival": result.survival.to_dict(),
+    }
+
+
+def fuzz_report_dict(fuzz: FuzzResult) -> dict[str, Any]:
+    """``report_dict`` of the shrunk result, with the fuzzing counters under ``fuzz``."""
+    s = fuzz.stats
+    document = report_dict(fuzz.run)
+    document["fuzz"] = {"executions": s.executions, "examples": s.examples, "calls": s.calls,
+                        "seconds": round(s.seconds, 3), "executions_per_second": round(s.per_second, 1),
+                        "coverage": s.coverage, "features": s.features, "inputs": s.inputs,
+                        "first_failure_calls": s.first_failure_calls,
+                        "first_failure_executions": s.first_failure_executions, "restarts": s.restarts,
+                        "directory": s.directory}
+    return document
+
+
+def unclear_dict(u: Unclear) -> dict[str, Any]:
+    """One unclear reading as the JSON report holds it."""
+    return {"invariant": u.invariant, "fact_kind": u.fact_kind, "fact_id": u.fact_id, "why": u.why,
+            "detail": u.detail, "obligation": u.obligation, "sentence": u.sentence, "example": u.example,
+            "round": u.round, "boundary": u.boundary, "count": u.count}
+
+
+def read_report(path: str | Path, *, max_mb: float = DEFAULT_MAX_FILE_MB) -> dict[str, Any]:
+    """A JSON report written by ``--report-json`` (run, shrink, fuzz) or ``compare --report-json``, checked
+    field by field for what the page reads; every error names the file and the field."""
+    data = read_json_file(path, max_mb=max_mb)
+    source = str(path)
+    if isinstance(data, dict) and "comparison_version" in data:
+        _check_comparison(data, source)
+        return data
+    check_report(data, source)
+    return data
+
+
+def _check_comparison(data: dict[str, Any], source: str) -> None:
+    """Every field of a ``compare --report-json`` document the page reads, named when it is wrong."""
+    r = Reader(data, source=source)
+    if r.int("comparison_version") != 1:
+        r.fail("comparison_version", "1 (a compare report this harness reads)", data["comparison_version"])
+    r.str("baseline")
+    r.str("verdict")
+    r.int("exit_code")
+    r.optional_int("seed")
+    r.str_list("not_run", default=[])
+    for n, side in enumerate(r.children("sides")):
+        side.str("summarizer")
+        side.optional_str("incomplete")
+        check_report(data["sides"][n].get("report"), f"{source}: sides[{n}].report")
+        if data["sides"][n].get("corpus") is not None:
+            for outcome in side.children("corpus"):
+                for key in ("entry", "invariant", "status", "detail"):
+                    outcome.str(key)
+    for against in r.children("against_baseline"):
+        against.str("summarizer")
+        for key in ("new", "fixed"):
+            for item in against.children(key):
+                where = item.str("where")
+                item.str("detail")
+                names = {"run": ("invariant", "fact_kind"), "corpus": ("entry", "invariant"),
+                         "summarizer": ("infra_kind",)}
+                if where not in names:
+                    item.fail("where", "one of run, corpus, summarizer", where)
+                for name in names[where]:
+                    item.str(name)
+    for row in r.children("matrix"):
+        row.str("failure")
+        row.str_list("marks")
+    for row in r.children("kept_per_kind"):
+        row.str("kind")
+        row.str_list("kept")
+
+
+def check_report(data: Any, source: str) -> None:
+    """Raise ``SchemaError`` naming the field when ``data`` is not a run's JSON report the page can draw."""
+    if not isinstance(data, dict):
+        raise SchemaError("(top level)", "a JSON report object written by --report-json", data, source=source)
+    r = Reader(data, source=source)
+    version = r.int("report_version", default=1)
+    if not 1 <= version <= REPORT_VERSION:
+        r.fail("report_version", f"1 to {REPORT_VERSION} (written by a newer compaction-harness?)", version)
+    r.str("summarizer")
+    r.int("exit_code")
+    for n, v in enumerate(r.children("violations")):
+        v.str("invariant")
+        for key in ("fact_kind", "fact_id", "detail", "expected", "found", "reproduce", "severity", "rate",
+                    "shrink_stopped"):
+            v.optional_str(key)
+        for key in ("round", "boundary", "budget", "original_turns", "shrink_checks", "shrink_summarizer_calls"):
+            v.optional_int(key)
+        for e in v.children("elided", default=[]):
+            e.int("turn")
+            e.int("merged_turns")
+            e.int("tokens")
+        transcript_from_dict(data["violations"][n].get("transcript"), source=f"{source}: violations[{n}].transcript")
+        context = v.child("context", optional=True)
+        if context is not None:
+            for m in context.children("messages"):
+                m.optional_str("content")
+    for u in r.children("unclear", default=[]):
+        u.str("invariant")
+        for key in ("fact_kind", "fact_id", "why", "detail", "obligation", "sentence"):
+            u.optional_str(key)
+        for key in ("example", "round", "boundary", "count"):
+            u.optional_int(key)
+    calls = r.child("calls", optional=True)
+    if calls is not None:
+        for key in ("calls", "prompt_tokens", "completion_tokens"):
+            calls.int(key, default=0)
+    for e in r.children("infra_errors", default=[]):
+        e.str("kind")
+        e.str("message")
+    r.str_list("warnings", default=[])
+    degradations = r._get("degradations", {})
+    if not isinstance(degradations, dict) or not all(isinstance(n, int) for n in degradations.values()):
+        r.fail("degradations", "an object mapping oracle ids to counts", degradations)
+    if "survival" in data:
+        survival_from_dict(data["survival"], source=source)
+
+
+def report_survival(document: dict[str, Any], source: str) -> Survival | None:
+    """The report's survival counts, or None for a report written before they existed."""
+    return survival_from_dict(document["survival"], source=source) if "survival" in document else None
+

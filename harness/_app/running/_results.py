@@ -1,0 +1,198 @@
+"""What a run found: its minimal failures, unclear readings, summarizer failures, and the result a report reads."""
+
+from __future__ import annotations
+
+import dataclasses
+import statistics
+from dataclasses import dataclass, field
+from typing import Any
+
+from harness._base._kinds import defined_kinds
+from harness._base._model import Consumer, FactKind, Transcript, normalise_kind
+from harness._app._outcome import ExitCode, Stop, exit_code
+from harness._app.calling._summarizer import CallStats
+from harness._app.judging._judge import Evaluation
+from harness._app.judging._survival import Survival
+from harness._app.running._options import DEFAULT_BUDGET, RunConfig
+
+__all__ = ["Failure", "Unclear", "InfraFailure", "RunResult", "kind_warnings", "unjudged_oracles", "turn_stats",
+           "collect_unclear", "ordered_unclear"]
+
+
+@dataclass(frozen=True, slots=True)
+class Failure:
+    """One distinct minimal failure, ready to report.
+
+    ``shrink_stopped`` says why shrinking ended early (a budget, an interrupt),
+    in which case ``transcript`` is the smallest failing one found until then.
+    ``budget`` is the budget that transcript fails at; ``elided`` names its
+    turns that are merged unrelated work, which a report shows as a token count.
+    """
+
+    invariant: str
+    severity: str
+    fact_kind: str | None
+    fact_id: str | None
+    detail: str
+    expected: str | None
+    found: str | None
+    transcript: Transcript
+    round: int | None
+    boundary: int | None
+    context: dict[str, Any] | None
+    original_turns: int
+    shrink_checks: int
+    shrink_calls: int = 0
+    shrink_stopped: Stop | None = None
+    budget: int = DEFAULT_BUDGET  # the budget the minimal transcript fails at (shrinking may lower the run's)
+    elided: tuple[tuple[int, int, int], ...] = ()  # merged filler: (turn index, source turns, tokens)
+    trials: tuple[int, int] | None = None  # (failed, of) in fresh re-asks of the minimal transcript
+    boundaries: tuple[int, ...] = ()  # where the minimal session's rounds compacted (up to the failing one)
+    evidence: str | None = None  # what the violation rests on (``oracles.Evidence``)
+
+    @property
+    def rate(self) -> str | None:
+        """"fails 2 of 3 trials", "not reproduced in 3 trials", or None when not confirmed."""
+        if self.trials is None or not self.trials[1]:
+            return None
+        failed, of = self.trials
+        return f"not reproduced in {of} trials" if failed == 0 else f"fails {failed} of {of} trials"
+
+    @property
+    def key(self) -> tuple[str, str | None]:
+        return (self.invariant, self.fact_kind)
+
+
+@dataclass(frozen=True, slots=True)
+class Unclear:
+    """A reading the oracles could not settle (``Severity.UNCLEAR``), as first seen in a run: the sentence,
+    the obligation and why. Shown for a person to review; never shrunk, never a violation unless the run
+    says ``--unclear fail``. ``count`` is how often the same (invariant, kind, why) showed over the run."""
+
+    invariant: str
+    fact_kind: str | None
+    fact_id: str | None
+    why: str | None
+    detail: str
+    obligation: str | None
+    sentence: str | None
+    example: int
+    round: int | None
+    boundary: int | None
+    count: int = 1
+
+    @property
+    def key(self) -> tuple[str, str | None, str | None]:
+        return (self.invariant, self.fact_kind, self.why)
+
+
+
+def collect_unclear(seen: dict, ev: Evaluation, example: int) -> None:
+    """Add one example's unclear readings to a run's: the first of each kind kept, every one counted."""
+    for key, (finding, rnd, boundary, _) in ev.unclear.items():
+        count = ev.unclear_counts.get(key, 1)
+        held = seen.get(key)
+        if held is None:
+            seen[key] = Unclear(finding.invariant, finding.fact_kind, finding.fact_id, key[2], finding.detail,
+                                finding.expected, finding.found, example, rnd, boundary, count)
+        else:
+            seen[key] = dataclasses.replace(held, count=held.count + count)
+
+
+
+@dataclass(frozen=True, slots=True)
+class InfraFailure:
+    """The summarizer failed on one example (``kind`` is one of ``INFRA_KINDS``)."""
+
+    kind: str
+    message: str
+    example: int
+    output: str = ""
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """Everything a report needs. ``incomplete`` says why not every example was judged, if so."""
+
+    config: RunConfig
+    seed: int
+    protocol: str
+    examples_run: int
+    summarizer_calls: int
+    cache_hits: int
+    failures: tuple[Failure, ...]
+    degradations: dict[str, int]
+    infra_errors: tuple[InfraFailure, ...]
+    turns: tuple[int, ...] = field(default=())
+    incomplete: Stop | None = None
+    cache_discarded: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
+    first_failure_calls: int | None = None  # summarizer calls made when the first violation was seen
+    stats: CallStats = field(default_factory=CallStats)  # calls, retries, tokens, latencies, re-asks
+    cap_reached: Stop | None = None  # "--max-calls 300 reached" when a spend cap ended or limited work
+    # By failure key, a file holding its minimal transcript, which its reproduce line names (fuzz: a fuzzing
+    # session cannot be replayed from a seed, the file can).
+    reproduce_files: dict[tuple[str, str | None], str] = field(default_factory=dict)
+    survival: Survival = field(default_factory=Survival)  # per round and fact kind, over the sessions explored
+    unjudged: tuple[tuple[str, str], ...] = ()  # selected oracles that judged nothing, and why (``unjudged_oracles``)
+    unclear: tuple[Unclear, ...] = ()  # readings the oracles could not settle, for review (``Unclear``)
+
+    @property
+    def nondeterministic(self) -> bool:
+        """The same request was answered differently when asked again."""
+        return self.stats.answered_differently > 0
+
+    @property
+    def unclear_fails(self) -> bool:
+        """The run was told an unclear reading is a failure (``--unclear fail``), and there is one."""
+        return bool(self.unclear) and self.config.judging.unclear == "fail"
+
+    @property
+    def exit_code(self) -> ExitCode:
+        """1 violations (or, with ``--unclear fail``, unclear readings); 3 the summarizer failed; 4 not every
+        example was judged; 0 only when all were, cleanly. Unclear readings alone never fail by default."""
+        return exit_code(violated=bool(self.failures) or self.unclear_fails, summarizer_failed=bool(self.infra_errors),
+                         incomplete=self.incomplete is not None)
+
+
+def kind_warnings(oracles) -> tuple[str, ...]:
+    """What a run cannot judge about a team's kinds: never generated, or judged by no selected oracle.
+
+    Built-in kinds are left out: ``--only`` narrowing to one oracle is a choice, not an oversight.
+    """
+    selected = {o.id for o in oracles}
+    out = []
+    for definition in defined_kinds():
+        if isinstance(normalise_kind(definition.name, "kind"), FactKind) or not definition.placed:
+            continue
+        if definition.generator is None:  # a team's kind brings its own; only built-ins have ours
+            out.append(f"kind {definition.name!r} has no generator: generated transcripts never contain it")
+        elif not definition.judges & selected:
+            named = ", ".join(sorted(definition.judges)) or "none"
+            out.append(f"kind {definition.name!r} is generated but no selected oracle judges it (its judges: {named}); "
+                       f"what a summarizer does to it goes unreported")
+    return tuple(out)
+
+
+def unjudged_oracles(config: RunConfig, chosen, consumers: tuple[Consumer, ...] = ()) -> tuple[tuple[str, str], ...]:
+    """Selected oracles the run cannot judge at all, each with why: ``deterministic`` when --trials 0 asks
+    nothing twice, ``consumer-requirements`` when no consumer is declared (the JUnit report skips them)."""
+    selected = {o.id for o in chosen}
+    out = []
+    if not config.limits.trials and "deterministic" in selected:
+        out.append(("deterministic", "--trials 0 asks no request twice"))
+    if not (config.generation.consumers or consumers) and "consumer-requirements" in selected:
+        out.append(("consumer-requirements", "no consumer was declared (--consumer, or a transcript's consumers)"))
+    return tuple(out)
+
+
+
+def ordered_unclear(unclear: dict) -> tuple[Unclear, ...]:
+    """A run's unclear readings in a stable order (by invariant, kind and why), whatever order they showed in."""
+    return tuple(u for _, u in sorted(unclear.items(), key=lambda kv: tuple(str(k) for k in kv[0])))
+
+
+def turn_stats(turns: tuple[int, ...]) -> str:
+    if not turns:
+        return "no examples"
+    return f"{len(turns)} transcripts, {statistics.median(turns):.0f} turns median, {max(turns)} max"
