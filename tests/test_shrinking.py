@@ -53,6 +53,7 @@ from harness._app.corpus._replay import replay_corpus  # noqa: E402
 from harness._app.reports._text import render_text  # noqa: E402
 from harness._app.running._options import RunConfig  # noqa: E402
 from harness._app.running._run import shrink_transcript  # noqa: E402
+from harness._app.shrinking._window import subject_window  # noqa: E402
 
 TAIL = "harness.summarizers.naive:tail"
 
@@ -338,7 +339,7 @@ def test_a_call_cut_from_its_answer_shrinks_to_the_pair_at_a_budget_that_splits_
     shrinker._from_failing_request()
     assert len(shrinker.transcript.turns) > 4
     before = len(calls)
-    shrinker._subject_window()
+    subject_window(shrinker)
     assert shrinker.transcript.turns[:2] == (call, answer) and len(shrinker.transcript.turns) <= 3
     assert shrinker.budget < 600
     assert len(calls) - before <= 15
@@ -378,7 +379,7 @@ def test_a_window_of_the_oldest_tokens_that_drops_a_late_prohibition_shrinks_to_
 
     turns, transcript, calls, shrinker = _late_prohibition(oldest)
     before = len(calls)
-    shrinker._subject_window()
+    subject_window(shrinker)
     assert len(shrinker.transcript.turns) == 2 and shrinker.budget == 600
     assert shrinker.transcript.turns[1] == turns[160]  # the merged work, then the prohibition
     assert len(calls) - before <= 25
@@ -394,5 +395,5 @@ def test_the_window_searches_cost_a_summarizer_that_rewrites_nothing():
 
     _, transcript, calls, shrinker = _late_prohibition(summary)
     before = len(calls)
-    shrinker._subject_window()
+    subject_window(shrinker)
     assert len(calls) == before and shrinker.checks <= 1 and shrinker.transcript is transcript

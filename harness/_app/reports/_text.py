@@ -187,6 +187,10 @@ def _render(result: RunResult, *, head: list[str] | None = None, calls: str = "s
         out.append("")
         out.append(f"! incomplete: {result.incomplete} after judging {result.examples_run} of {c.generation.examples} "
                    f"example(s)" if c.transcript_file is None else f"! incomplete: {result.incomplete}")
+    for oracle, why in result.unjudged:  # a run that asks nothing twice must say so, never look like a pass
+        if oracle == "deterministic":  # (the JUnit report skips every unjudged oracle)
+            out.append("")
+            out.append(f"! {oracle} was not judged: {why}")
     for warning in result.warnings:
         out.append("")
         out.append(f"! {warning}")

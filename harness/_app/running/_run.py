@@ -272,15 +272,9 @@ def _conclude(found: _Found, incomplete: Stop | None, config: RunConfig, chosen,
         config = config.but(examples=max(1, explored.examples))
     return RunResult(config, seed, summarizer.protocol, examples, calls, summarizer.cache.hits, tuple(failures),
                      found.degradations, infra, tuple(found.turns), incomplete, tuple(summarizer.cache.discarded),
-                     kind_warnings(chosen) + _said(unjudged, "deterministic"), first_calls, summarizer.stats,
+                     kind_warnings(chosen), first_calls, summarizer.stats,
                      budget.cap_reached, survival=found.survival, unjudged=tuple(unjudged.items()),
                      unclear=ordered_unclear(found.unclear))
-
-
-def _said(unjudged: dict[str, str], oracle: str) -> tuple[str, ...]:
-    """An unjudged oracle the text report names among its warnings (``deterministic``: a run that asks
-    nothing twice must say so, never look like a pass)."""
-    return tuple(f"{o} was not judged: {why}" for o, why in unjudged.items() if o == oracle)
 
 
 def _explored_incomplete(explored: Explored, own: Stop | None, failures: list[Failure]) -> Stop | None:

@@ -11,16 +11,36 @@ round still held.
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-from harness._base._model import Transcript
+from harness._base._model import Transcript, Turn
+from harness._app.judging._judge import Evaluation, Violation
 from harness._app.shrinking._moves import fact_units, ledger_turns, shortened, size, without_turns
 from oracles import select
 
-if TYPE_CHECKING:
-    from harness._app.shrinking._shrinker import Shrinker
+__all__ = ["subject_window", "Shrinker", "SUBJECT_WINDOW_CHECKS", "FILLER_SEARCH_CHECKS"]
 
-__all__ = ["subject_window", "SUBJECT_WINDOW_CHECKS", "FILLER_SEARCH_CHECKS"]
+class Shrinker(Protocol):
+    """What this move uses of ``harness._app.shrinking._shrinker.Shrinker``: the best failing transcript so
+    far and its budget, the checks made, and the questions it can answer."""
+
+    key: tuple[str, str | None]
+    transcript: Transcript
+    violation: Violation
+    budget: int
+    checks: int
+    merged: dict[Turn, int]  # merged filler turn -> how many source turns it stands for
+
+    def evaluate(self, transcript: Transcript, budget: int | None = None) -> Evaluation: ...
+
+    def still_fails(self, transcript: Transcript, budget: int | None = None) -> bool: ...
+
+    def subject(self, transcript: Transcript) -> frozenset[int]: ...
+
+    def budget_floor(self, transcript: Transcript | None = None) -> int: ...
+
+    def merged_version(self, transcript: Transcript, keep: frozenset[int] = frozenset()) -> Transcript | None: ...
+
 
 #: Candidates at most this many turns long are left to the other moves.
 SMALL_ENOUGH = 4
