@@ -141,3 +141,56 @@ def test_ddmin_finds_a_pair_and_never_checks_the_whole():
     kept, checks = ddmin(range(20), fails)
     assert kept == [3, 11]
     assert checks == len(checked) and tuple(range(20)) not in checked
+
+
+# -- minimal transcripts are well-formed chat histories (issue 31) --------------------------------------------------
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from harness._app.shrinking._moves import coalesce, prefix  # noqa: E402
+from strategies import transcripts  # noqa: E402
+
+
+def _half_calls(transcript: Transcript, original: Transcript | None = None) -> list[str]:
+    """Tool results whose call is not in the transcript, and calls whose result was in ``original`` but is not
+    here (a call in flight in the original, its result not yet come, is no half)."""
+    calls = {c.id for t in transcript.turns for c in t.tool_calls}
+    answered = {t.tool_call_id for t in transcript.turns if t.tool_call_id}
+    answered_before = {t.tool_call_id for t in (original or transcript).turns if t.tool_call_id}
+    orphans = [f"result for {t.tool_call_id}" for t in transcript.turns
+               if t.tool_call_id and t.tool_call_id not in calls]
+    return orphans + [f"call {c}" for c in sorted(calls & answered_before - answered)]
+
+
+@settings(max_examples=60, deadline=None)
+@given(transcripts(min_turns=8, max_turns=60), st.data())
+def test_removing_turns_never_splits_a_tool_call_from_its_result(transcript, data):
+    assert _half_calls(transcript) == []  # what the generator makes is well-formed to begin with
+    drop = data.draw(st.sets(st.integers(0, len(transcript.turns) - 1)))
+    assert _half_calls(without_turns(transcript, drop), transcript) == []
+
+
+@settings(max_examples=60, deadline=None)
+@given(transcripts(min_turns=8, max_turns=60), st.data())
+def test_merging_filler_never_splits_a_tool_call_from_its_result(transcript, data):
+    keep = data.draw(st.frozensets(st.integers(0, len(transcript.turns) - 1)))
+    merged, _ = coalesce(transcript, keep)
+    assert _half_calls(merged, transcript) == []
+
+
+def test_a_failure_about_pairing_may_still_remove_one_half():
+    transcript = expand(Skeleton(seed=3, length=40))
+    results = [i for i, t in enumerate(transcript.turns) if t.tool_call_id]
+    assert results, "the skeleton should hold a tool call"
+    call = next(i for i, t in enumerate(transcript.turns) if any(c.id == transcript.turns[results[0]].tool_call_id
+                                                                 for c in t.tool_calls))
+    assert _half_calls(without_turns(transcript, {call}, pairs=False), transcript) != []
+    assert _half_calls(without_turns(transcript, {call}), transcript) == []
+
+
+def test_a_prefix_leaves_a_call_in_flight_as_the_round_saw_it():
+    transcript = expand(Skeleton(seed=3, length=40))
+    result = next(i for i, t in enumerate(transcript.turns) if t.tool_call_id)
+    cut = prefix(transcript, result)
+    assert cut.turns == transcript.turns[:result]

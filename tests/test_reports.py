@@ -465,3 +465,26 @@ def test_a_prompt_given_once_goes_to_the_openai_sides_of_a_mixed_compare():
                                   "openai:m", "--prompt", "p.txt"])
     with pytest.raises(Exception, match="openai:"):
         _check_prompt(wrong)
+
+
+def test_what_the_summarizer_returned_shows_its_tool_calls_and_results_marked():
+    from harness._app.reports._text import message_text
+    call = {"role": "assistant", "content": "checking the build",
+            "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": "build", "arguments": "{}"}}]}
+    answer = {"role": "tool", "content": "ok", "tool_call_id": "call_1"}
+    assert message_text(call) == "checking the build [call build id=call_1]"
+    assert message_text(answer) == "ok [result for call_1]"
+    assert message_text({"role": "assistant", "content": None, "tool_calls": call["tool_calls"]}) == \
+        "[call build id=call_1]"
+
+
+def test_show_context_prints_each_returned_message_whole(capsys):
+    from harness._app.cli._main import main
+    argv = ["run", "--summarizer", MUTANT, "--examples", "6", "--max-turns", "120", "--seed", "11", "--quiet",
+            "--inline"]
+    assert main(argv) == 1
+    clipped = capsys.readouterr().out
+    assert main([*argv, "--show-context"]) == 1
+    whole = capsys.readouterr().out
+    assert "summarizer returned: " in clipped and "summarizer returned (" not in clipped
+    assert "summarizer returned (" in whole and "\n    | " in whole

@@ -85,7 +85,8 @@ def _run(args, outputs: Outputs) -> ExitCode:
                         background=args.background, jobs=args.jobs, consumers=tuple(args.consumer))
     saver = CorpusSaver(args.corpus, summarizer=config.calling.summarizer, budget=config.judging.budget)
     result = run(config, on_failure=saver)
-    return _finish(args, outputs, report_dict(result), render_text(result), result.exit_code, saver)
+    text = render_text(result, show_context=args.show_context)
+    return _finish(args, outputs, report_dict(result), text, result.exit_code, saver)
 
 
 def _fuzz(args, outputs: Outputs) -> ExitCode:
@@ -101,7 +102,8 @@ def _fuzz(args, outputs: Outputs) -> ExitCode:
         return ExitCode.OK
     saver = CorpusSaver(args.corpus, summarizer=config.calling.summarizer, budget=config.judging.budget)
     result = fuzz(fuzz_config, on_failure=saver)
-    return _finish(args, outputs, fuzz_report_dict(result), render_fuzz_text(result), result.exit_code, saver)
+    text = render_fuzz_text(result, show_context=args.show_context)
+    return _finish(args, outputs, fuzz_report_dict(result), text, result.exit_code, saver)
 
 
 def _replay(args, outputs: Outputs) -> ExitCode:
@@ -287,7 +289,8 @@ def _shrink(args, outputs: Outputs) -> ExitCode:
         transcript = transcript_from_dict(data, source=args.file)
     config = run_config(args, budget=args.budget if args.budget is not None else budget, transcript_file=args.file)
     result = shrink_transcript(transcript, config)
-    return _finish(args, outputs, report_dict(result), render_text(result), result.exit_code)
+    text = render_text(result, show_context=args.show_context)
+    return _finish(args, outputs, report_dict(result), text, result.exit_code)
 
 
 def _audit(args, outputs: Outputs) -> ExitCode:

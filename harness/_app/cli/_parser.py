@@ -142,6 +142,9 @@ def _add_report_options(p: argparse.ArgumentParser) -> None:
                    help="write a self-contained HTML report: minimal failures with the obligation highlighted, "
                         "survival curves per fact kind, summarizer failures")
     p.add_argument("--junit-xml", metavar="FILE", help="write JUnit XML (one test case per oracle) for CI systems")
+    p.add_argument("--show-context", action="store_true",
+                   help="print what the summarizer returned for each failure whole, message by message (by "
+                        "default one clipped line); tool calls and results are marked either way")
     p.add_argument("--survival-threshold", type=_share, default=DEFAULT_THRESHOLD, metavar="SHARE",
                    help=f"the HTML report marks the first round a kind's share kept falls below this "
                         f"(default {DEFAULT_THRESHOLD * 100:.0f}%%)")

@@ -20,7 +20,7 @@ from harness._app.judging._survival import Survival
 from harness._app.reports._chart import DEFAULT_THRESHOLD, kind_colour, survival_svg
 from harness._app.reports._document import report_survival
 from harness._app.reports._html_assets import CSP, SCRIPT, STYLE
-from harness._app.reports._text import printable
+from harness._app.reports._text import message_text, printable
 
 __all__ = ["render_html", "comparison_html", "charted_rounds", "Report"]
 
@@ -253,7 +253,7 @@ def _context(v: dict[str, Any], facts: list, failing: dict | None) -> str:
     context = v.get("context")
     if not isinstance(context, dict):
         return '<p class="muted">No single context to show: the violation is about the session as a whole.</p>'
-    texts = [str(m.get("content") or "") for m in context.get("messages", []) if isinstance(m, dict)]
+    texts = [message_text(m) for m in context.get("messages", []) if isinstance(m, dict)]
     ledger = context.get("ledger")
     if ledger:
         texts.append("ledger: " + json.dumps(ledger, ensure_ascii=False))

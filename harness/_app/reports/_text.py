@@ -9,13 +9,25 @@ from harness._app.fuzzing._fuzz import FuzzResult
 from harness._app.reports._reproduce import reproduce_command
 from harness._app.running._results import Failure, RunResult, turn_stats
 
-__all__ = ["render_text", "render_fuzz_text", "printable", "clip"]
+__all__ = ["render_text", "render_fuzz_text", "printable", "clip", "message_text"]
 
 
 def printable(text: str) -> str:
     """``text`` safe for a terminal: control characters (escape codes) shown as ``\\x1b``, never sent raw."""
     return "".join(ch if ch in "\n\t" or unicodedata.category(ch)[0] != "C" else ch.encode("unicode_escape")
                    .decode("ascii") for ch in text)
+
+
+def message_text(message: dict) -> str:
+    """One chat message of a compacted context as a report shows it: its text, then its tool calls and the
+    call it answers marked, so what a pairing finding is about is never hidden."""
+    calls = "".join(f" [call {(c.get('function') or {}).get('name', c.get('name', '?'))} id={c.get('id')}]"
+                    for c in message.get("tool_calls") or () if isinstance(c, dict))
+    answer = f" [result for {message['tool_call_id']}]" if message.get("tool_call_id") else ""
+    text = message.get("content") or ""
+    if not isinstance(text, str):  # content parts
+        text = " ".join(str(part.get("text", "")) if isinstance(part, dict) else str(part) for part in text)
+    return (text + calls + answer).strip()
 
 
 def clip(text: str, limit: int = 110) -> str:
@@ -31,7 +43,7 @@ def _stopped(stop: Stop, shrink_calls: int) -> str:
     return f"shrinking stopped early ({stop})"
 
 
-def _failure_block(result: RunResult, f: Failure) -> list[str]:
+def _failure_block(result: RunResult, f: Failure, show_context: bool = False) -> list[str]:
     t = f.transcript
     where = f"compaction {f.round + 1}, after turn {f.boundary}" if f.round is not None else "across the session"
     lines = [
@@ -75,8 +87,14 @@ def _failure_block(result: RunResult, f: Failure) -> list[str]:
         lines.append(f"    ledger: {fact.id} {fact.kind} {' | '.join(fact.literals)} "
                      f"(turn {fact.origin_turn}, {fact.fate.status.value})")
     if f.context:
-        summary = " / ".join(m.get("content") or "" for m in f.context["messages"])
-        lines.append(f"  summarizer returned: {clip(summary, 200) if summary.strip() else '(no text at all)'}")
+        messages = [message_text(m) for m in f.context["messages"]]
+        if show_context:
+            lines.append(f"  summarizer returned ({len(messages)} messages):")
+            lines.extend(f"    | {line}" for m in messages for line in m.splitlines() or [""])
+        else:
+            summary = " / ".join(messages)
+            lines.append(f"  summarizer returned: {clip(summary, 200) if summary.strip() else '(no text at all)'}"
+                         + ("  (--show-context shows it whole)" if len(summary) > 200 else ""))
     lines.append(f"  reproduce: {reproduce_command(result, only=f.invariant, transcript_file=result.reproduce_files.get(f.key))}")
     return lines
 
@@ -125,12 +143,12 @@ def _side_by_side(first: str, again: str, *, width: int = 46, rows: int = 8) -> 
     return out
 
 
-def render_text(result: RunResult) -> str:
+def render_text(result: RunResult, *, show_context: bool = False) -> str:
     """The report people read; everything from the summarizer is made printable first."""
-    return printable(_render(result))
+    return printable(_render(result, show_context=show_context))
 
 
-def render_fuzz_text(fuzz: FuzzResult) -> str:
+def render_fuzz_text(fuzz: FuzzResult, *, show_context: bool = False) -> str:
     """The ``fuzz`` report: what the fuzzing did, then every failure as ``run`` reports it."""
     s, result = fuzz.stats, fuzz.run
     first = "no violation seen" if s.first_failure_calls is None else \
@@ -144,11 +162,11 @@ def render_fuzz_text(fuzz: FuzzResult) -> str:
             f"fuzzing: {s.calls:,} summarizer calls (cache hits not counted); {first}"
             + (f"; fuzzing process restarted {s.restarts} time(s)" if s.restarts else "")]
     # The calls after fuzzing are shrinking's; a fuzzing session is reproduced by each failure's own file.
-    return printable(_render(result, head=head, calls="shrinking and confirming",
+    return printable(_render(result, head=head, calls="shrinking and confirming", show_context=show_context,
                              reproduce=" · reproduce: each failure's line" if result.failures else ""))
 
 
-def _render(result: RunResult, *, head: list[str] | None = None, calls: str = "summarizer",
+def _render(result: RunResult, *, head: list[str] | None = None, calls: str = "summarizer", show_context: bool = False,
             reproduce: str | None = None) -> str:
     c = result.config
     out = list(head) if head else [
@@ -161,7 +179,7 @@ def _render(result: RunResult, *, head: list[str] | None = None, calls: str = "s
         out.append(_determinism_line(result))
     for f in result.failures:
         out.append("")
-        out.extend(_failure_block(result, f))
+        out.extend(_failure_block(result, f, show_context))
     if result.unclear:
         out.append("")
         out.extend(_unclear_block(result))

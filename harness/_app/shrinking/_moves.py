@@ -27,20 +27,28 @@ from typing import TypeVar
 from harness._base._model import Effect, Fate, Role, Transcript, Turn
 
 __all__ = ["without_turns", "prefix", "fact_units", "ledger_turns", "call_turns", "coalesce", "shortened", "ddmin",
-           "minimize", "size"]
+           "minimize", "size", "with_call_pairs"]
 
 T = TypeVar("T")
 
 
-def without_turns(transcript: Transcript, drop: set[int]) -> Transcript:
-    """The transcript minus the turns at ``drop``, with the ledger and cut points re-indexed."""
+def without_turns(transcript: Transcript, drop: set[int], *, pairs: bool = True) -> Transcript:
+    """The transcript minus the turns at ``drop``, with the ledger and cut points re-indexed.
+
+    With ``pairs`` a tool call goes with its results and a result with its call (and that call's
+    other results), so what is left is a chat history a provider would accept: no result without its
+    call, no finished call without its result. Only a failure about pairing itself removes one half.
+    """
+    if pairs:
+        drop = with_call_pairs(transcript, set(drop))
     keep = [i for i in range(len(transcript.turns)) if i not in drop]
     return _rebuilt(transcript, [[i] for i in keep], [transcript.turns[i] for i in keep])
 
 
 def prefix(transcript: Transcript, boundary: int) -> Transcript:
-    """The first ``boundary`` turns: what a session had seen when a round at ``boundary`` compacted."""
-    return without_turns(transcript, set(range(boundary, len(transcript.turns))))
+    """The first ``boundary`` turns: what a session had seen when a round at ``boundary`` compacted (a
+    call whose result came later is in flight there, as it was then)."""
+    return without_turns(transcript, set(range(boundary, len(transcript.turns))), pairs=False)
 
 
 def _rebuilt(transcript: Transcript, groups: list[list[int]], turns: list[Turn]) -> Transcript:
@@ -94,7 +102,7 @@ def fact_units(transcript: Transcript) -> dict[str, frozenset[int]]:
                 if by_id[other].detail("target") == f.id or f.fate.by == other:  # what ends it comes along
                     seen.add(other)
                     todo.append(other)
-        units[fact.id] = frozenset(_with_call_pairs(transcript, turns))
+        units[fact.id] = frozenset(with_call_pairs(transcript, turns))
     return units
 
 
@@ -112,7 +120,7 @@ def call_turns(transcript: Transcript, call_id: str) -> frozenset[int]:
                      if t.tool_call_id == call_id or any(c.id == call_id for c in t.tool_calls))
 
 
-def _with_call_pairs(transcript: Transcript, turns: set[int]) -> set[int]:
+def with_call_pairs(transcript: Transcript, turns: set[int]) -> set[int]:
     """``turns`` plus the answers to the calls they make and the calls their answers answer."""
     calls = {c.id: i for i, t in enumerate(transcript.turns) for c in t.tool_calls}
     answers: dict[str, list[int]] = {}
@@ -142,15 +150,14 @@ def coalesce(transcript: Transcript, keep: frozenset[int] = frozenset()) -> tupl
     """
     points = set(transcript.compaction_points)
     effects = {e.turn for e in transcript.effects}
-    keep = frozenset(_with_call_pairs(transcript, set(keep) | effects | _calls_across(transcript, points))) \
+    keep = frozenset(with_call_pairs(transcript, set(keep) | effects)) \
         | ledger_turns(transcript)
-    groups: list[list[int]] = []
-    for i in range(len(transcript.turns)):
-        # A run never spans a cut point: the rounds keep firing where they did, on the same turns.
-        if i in keep or not groups or groups[-1][0] in keep or i in points:
-            groups.append([i])
-        else:
-            groups[-1].append(i)
+    while True:  # a call and its result are merged together or kept apart, never one of each
+        groups = _runs(len(transcript.turns), keep, points)
+        split = _split_pairs(transcript, groups)
+        if not split:
+            break
+        keep |= split
     turns, merged = [], {}
     for new, group in enumerate(groups):
         if len(group) == 1:
@@ -164,16 +171,30 @@ def coalesce(transcript: Transcript, keep: frozenset[int] = frozenset()) -> tupl
     return _rebuilt(transcript, groups, turns), merged
 
 
-def _calls_across(transcript: Transcript, points: set[int]) -> set[int]:
-    """The turns of each tool call whose answer comes after a cut point: merging either half would
-    leave the other without its pair."""
+def _runs(n: int, keep: frozenset[int], points: set[int]) -> list[list[int]]:
+    """The turns in groups: each kept turn alone, every other run of turns together. A run never spans a
+    cut point: the rounds keep firing where they did, on the same turns."""
+    groups: list[list[int]] = []
+    for i in range(n):
+        if i in keep or not groups or groups[-1][0] in keep or i in points:
+            groups.append([i])
+        else:
+            groups[-1].append(i)
+    return groups
+
+
+def _split_pairs(transcript: Transcript, groups: list[list[int]]) -> frozenset[int]:
+    """Both turns of each tool call whose halves fall in different groups, one of them merged: merging
+    it would leave the other half without its pair."""
+    group_of = {i: n for n, group in enumerate(groups) for i in group}
+    merged = {n for n, group in enumerate(groups) if len(group) > 1}
     calls = {c.id: i for i, t in enumerate(transcript.turns) for c in t.tool_calls}
-    out = set()
+    out: set[int] = set()
     for i, turn in enumerate(transcript.turns):
         j = calls.get(turn.tool_call_id) if turn.tool_call_id is not None else None
-        if j is not None and any(j < p <= i for p in points):
+        if j is not None and group_of[i] != group_of[j] and {group_of[i], group_of[j]} & merged:
             out |= {i, j}
-    return out
+    return frozenset(out)
 
 
 def _as_text(turn: Turn) -> str:
@@ -237,15 +258,16 @@ def ddmin(items: Sequence[T], still_fails: Callable[[list[T]], bool], *, max_che
 
 
 def minimize(transcript: Transcript, still_fails: Callable[[Transcript], bool], *, max_checks: int = 2000,
-             on_check: Callable[[int, int], None] | None = None) -> tuple[Transcript, int]:
-    """ddmin over a transcript's turns: the smallest failing transcript found, and the checks it took."""
+             on_check: Callable[[int, int], None] | None = None, pairs: bool = True) -> tuple[Transcript, int]:
+    """ddmin over a transcript's turns: the smallest failing transcript found, and the checks it took
+    (``pairs`` as for ``without_turns``)."""
     n = len(transcript.turns)
 
     def fails(kept: list[int]) -> bool:
-        return still_fails(without_turns(transcript, set(range(n)) - set(kept)))
+        return still_fails(without_turns(transcript, set(range(n)) - set(kept), pairs=pairs))
 
     kept, checks = ddmin(range(n), fails, max_checks=max_checks, on_check=on_check)
-    return without_turns(transcript, set(range(n)) - set(kept)), checks
+    return without_turns(transcript, set(range(n)) - set(kept), pairs=pairs), checks
 
 
 def size(transcript: Transcript) -> tuple[int, int]:

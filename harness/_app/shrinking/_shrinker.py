@@ -66,7 +66,7 @@ from harness._base._model import Tightening, Transcript, Turn, round_budget
 from harness._base._tokens import TokenCounter, count_tokens, message_tokens
 from harness._app.judging._judge import Evaluation, StopJudging, Violation
 from harness._app.shrinking._moves import (call_turns, coalesce, ddmin, fact_units, ledger_turns, minimize, prefix,
-                                           shortened, size, without_turns)
+                                           shortened, size, with_call_pairs, without_turns)
 from harness._app.shrinking._window import subject_window
 
 __all__ = ["MIN_SHRUNK_BUDGET", "Shrunk", "Shrinker"]
@@ -118,6 +118,8 @@ class Shrinker:
                  judge: Callable[[Transcript, int], Evaluation], *, counter: TokenCounter = count_tokens,
                  on_check: Callable[[int, Transcript], None] | None = None):
         self.key = key
+        # Removing a turn takes its tool call's other half along, unless the failure is about pairing.
+        self.pairs = key[0] != "tool-pairing"
         self._judge = judge
         self._counter = counter
         self._on_check = on_check
@@ -248,12 +250,15 @@ class Shrinker:
         dropped = set(range(boundary)) - set(kept)
         if not dropped and start == 0:
             return None
+        if self.pairs and with_call_pairs(self.transcript, dropped) - dropped:
+            return None  # the request held half a tool call: not a history to restart from
         shift = boundary - len(kept)
         points = (len(kept), *(b - shift for b in boundaries[start + 1:]))
         shares = [round_budget(self.transcript, 1000, r) for r in range(start, len(boundaries))]
         tightenings = tuple(Tightening(r, share) for r, share in enumerate(shares)
                             if share != (shares[r - 1] if r else 1000))
-        return dataclasses.replace(without_turns(self.transcript, dropped), compaction_points=points,
+        return dataclasses.replace(without_turns(self.transcript, dropped, pairs=self.pairs),
+                                   compaction_points=points,
                                    tightenings=tightenings)
 
     def _pin_compactions(self) -> None:
@@ -273,10 +278,10 @@ class Shrinker:
             return
         unit = units[fact_id]
         others = set().union(*(u for f, u in units.items() if f != fact_id)) - unit
-        alone = without_turns(self.transcript, others)
+        alone = without_turns(self.transcript, others, pairs=self.pairs)
         start = min(unit)
         before = set(range(start)) - unit
-        candidates = [without_turns(self.transcript, others | before), alone]
+        candidates = [without_turns(self.transcript, others | before, pairs=self.pairs), alone]
         for candidate in candidates:
             merged = self.merged_version(candidate)
             if merged is not None and self.still_fails(merged):
@@ -408,7 +413,7 @@ class Shrinker:
 
         def fails(kept: list[str]) -> bool:
             keep = set().union(*(units[f] for f in kept)) if kept else set()
-            return self.still_fails(without_turns(base, every - keep))
+            return self.still_fails(without_turns(base, every - keep, pairs=self.pairs))
 
         ddmin(sorted(units), fails)
 
@@ -438,7 +443,7 @@ class Shrinker:
         return moved
 
     def _drop_turns(self) -> None:
-        minimize(self.transcript, self.still_fails)
+        minimize(self.transcript, self.still_fails, pairs=self.pairs)
 
     def _drop_turns_with_budget(self) -> None:
         """ddmin over the turns no fact lives in, each removal lowering the budget by what the removed
@@ -459,7 +464,7 @@ class Shrinker:
                 return False  # the guess at the compactor's count is not landing: stop paying for it
             dropped = set(free) - set(kept)
             lower = budget - sum(message_tokens(base.turns[i], self._counter) for i in dropped)
-            failed = lower >= floor and self.still_fails(without_turns(base, dropped), lower)
+            failed = lower >= floor and self.still_fails(without_turns(base, dropped, pairs=self.pairs), lower)
             misses = 0 if failed else misses + 1
             return failed
 

@@ -25,6 +25,7 @@ class Shrinker(Protocol):
     far and its budget, the checks made, and the questions it can answer."""
 
     key: tuple[str, str | None]
+    pairs: bool  # removing a turn takes its tool call's other half along
     transcript: Transcript
     violation: Violation
     budget: int
@@ -87,7 +88,8 @@ def subject_window(shrinker: Shrinker) -> None:
     session = any(o.id == shrinker.key[0] and o.scope == "session" for o in select())
     spent = shrinker.checks
     for drop, two_rounds in (split_rounds + one_round if session else one_round + split_rounds):
-        candidate = _subject_candidate(shrinker, without_turns(transcript, others | drop), two_rounds)
+        rest = without_turns(transcript, others | drop, pairs=shrinker.pairs)
+        candidate = _subject_candidate(shrinker, rest, two_rounds)
         if candidate is None or size(candidate) >= size(shrinker.transcript):
             continue
         edge = _edge_search(shrinker, candidate, SUBJECT_WINDOW_CHECKS - (shrinker.checks - spent))

@@ -1,0 +1,74 @@
+"""How many blocks a run reports, what they cost and how well-formed they are, per compactor.
+
+For each compactor (the bundled example, two trimming compactors and a few mutants), one run of
+``--examples`` at ``--seed``: the findings reported, the distinct facts they are about, the summarizer
+calls of the whole run (and of shrinking), the largest minimal transcript, and how many minimal
+transcripts hold a tool result whose call is not in them (or a call whose result is not), outside
+``tool-pairing`` findings. Run it before and after a change to the run path and compare the columns:
+
+    python benchmarks/root_causes.py --examples 60 --seed 5
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from harness._app.running._options import RunConfig  # noqa: E402
+from harness._app.running._run import run  # noqa: E402
+
+COMPACTORS = (
+    "harness.summarizers.example:summarize",
+    "harness.summarizers.naive:tail",
+    "harness.summarizers.naive:head_tail",
+    "harness.summarizers.mutants:forgets_on_recompaction",
+    "harness.summarizers.mutants:drops_call_id",
+    "harness.summarizers.mutants:softens_prohibition",
+)
+
+
+def malformed(transcript) -> int:
+    """Tool results without their call, plus calls (not the last turn's) without their result."""
+    calls = {c.id for t in transcript.turns for c in t.tool_calls}
+    answered = {t.tool_call_id for t in transcript.turns if t.tool_call_id}
+    orphans = sum(1 for t in transcript.turns if t.tool_call_id and t.tool_call_id not in calls)
+    last = {c.id for c in transcript.turns[-1].tool_calls} if transcript.turns else set()
+    return orphans + len(calls - answered - last)
+
+
+def measure(spec: str, examples: int, seed: int) -> dict:
+    start = time.monotonic()
+    result = run(RunConfig.of(spec, examples=examples, seed=seed, quiet=True, isolation="inline"))
+    failures = result.failures
+    return {
+        "blocks": len(failures),
+        "facts": len({(f.fact_kind, f.fact_id) for f in failures if f.fact_id}),
+        "calls": result.summarizer_calls,
+        "shrink calls": sum(f.shrink_calls for f in failures),
+        "max turns": max((len(f.transcript.turns) for f in failures), default=0),
+        "malformed": sum(1 for f in failures if f.invariant != "tool-pairing" and malformed(f.transcript)),
+        "seconds": round(time.monotonic() - start, 1),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--examples", type=int, default=60)
+    parser.add_argument("--seed", type=int, default=5)
+    parser.add_argument("--summarizer", action="append", help="instead of the bundled list (repeatable)")
+    args = parser.parse_args()
+    rows = [(spec, measure(spec, args.examples, args.seed)) for spec in args.summarizer or COMPACTORS]
+    columns = list(rows[0][1])
+    print(f"{'compactor':52}" + "".join(f"{c:>14}" for c in columns))
+    for spec, row in rows:
+        print(f"{spec:52}" + "".join(f"{row[c]:>14}" for c in columns))
+    totals = {c: sum(row[c] for _, row in rows) for c in columns}
+    print(f"{'total':52}" + "".join(f"{round(totals[c], 1):>14}" for c in columns))
+
+
+if __name__ == "__main__":
+    main()
