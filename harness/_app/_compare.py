@@ -46,9 +46,10 @@ class Side:
     def failures(self) -> dict[FailureKey, str]:
         """Every failure this side has, with a line saying what it is."""
         out: dict[FailureKey, str] = {}
-        for f in self.run.failures:
-            out[("run", f.invariant, f.fact_kind or "structure")] = f"{f.detail} (minimal transcript: " \
-                                                                    f"{len(f.transcript.turns)} turns)"
+        for f in self.run.failures:  # every invariant a finding breaks, so a new one is never hidden behind it
+            for invariant, detail in ((f.invariant, f.detail), *f.also):
+                out.setdefault(("run", invariant, f.fact_kind or "structure"),
+                               f"{detail} (minimal transcript: {len(f.transcript.turns)} turns)")
         for kind, (where, first) in self._infra().items():
             out[("summarizer", kind, "")] = f"in {len(where)} place(s): {first}"
         for o in self.replay.outcomes if self.replay is not None else ():

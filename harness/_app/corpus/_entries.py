@@ -1,10 +1,11 @@
 """Regression corpora: one JSON file per minimal failure, named by its content hash.
 
 An entry records the minimal transcript, the invariant (and fact kind) it
-broke, the summarizer it broke, the budget and protocol it ran with, the
-harness version, when it was found and the finding's detail. The name hashes
-everything but the version, the date and the detail (wording that may change
-between releases), so finding the same failure twice writes one file. Writes
+broke and the others the same root cause broke on it (``also``), the summarizer
+it broke, the budget and protocol it ran with, the harness version, when it was
+found and the finding's detail. The name hashes everything but the version, the
+date, the detail (wording that may change between releases), the trials and
+``also``, so finding the same failure twice writes one file. Writes
 are atomic (``harness._base._files``): several CI shards or xdist workers may save
 into one directory at once, and readers never see a writer's temporary file.
 """
@@ -44,6 +45,7 @@ class CorpusEntry:
     found_at: str
     detail: str = ""
     trials: tuple[int, int] | None = None  # (failed, of): a flaky summarizer's observed rate, when confirmed
+    also: tuple[str, ...] = ()  # the other invariants this root cause broke on the transcript; replay judges them too
 
     @property
     def flaky(self) -> bool:
@@ -53,6 +55,11 @@ class CorpusEntry:
     @property
     def key(self) -> tuple[str, str | None]:
         return (self.invariant, self.fact_kind)
+
+    @property
+    def invariants(self) -> tuple[str, ...]:
+        """Every invariant the entry is replayed against: its own first."""
+        return (self.invariant, *self.also)
 
 
 def entry_to_dict(entry: CorpusEntry) -> dict[str, Any]:
@@ -67,6 +74,7 @@ def entry_to_dict(entry: CorpusEntry) -> dict[str, Any]:
         "found_at": entry.found_at,
         "detail": entry.detail,
         **({"trials": {"failed": entry.trials[0], "of": entry.trials[1]}} if entry.trials is not None else {}),
+        **({"also": list(entry.also)} if entry.also else {}),
         "transcript": transcript_to_dict(entry.transcript),
     }
 
@@ -94,6 +102,7 @@ def entry_from_dict(data: Any, *, source: str = "<document>") -> CorpusEntry:
         found_at=r.str("found_at"),
         detail=r.str("detail", default=""),
         trials=_trials(r),
+        also=r.str_list("also", default=[], nonempty_items=True),
     )
 
 
@@ -110,7 +119,7 @@ def _trials(r: Reader) -> tuple[int, int] | None:
 def entry_name(entry: CorpusEntry) -> str:
     """The file name: a hash of what makes the failure (not when or by which release it was found)."""
     data = entry_to_dict(entry)
-    for volatile in ("found_at", "harness_version", "detail", "trials"):
+    for volatile in ("found_at", "harness_version", "detail", "trials", "also"):
         data.pop(volatile, None)
     digest = hashlib.sha256(json.dumps(data, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
     return f"{digest[:20]}.json"
@@ -227,7 +236,8 @@ class CorpusSaver:
             return
         entry = CorpusEntry(failure.invariant, failure.fact_kind, self.summarizer, protocol,
                             getattr(failure, "budget", self.budget), failure.transcript, __version__, self.stamp,
-                            failure.detail, getattr(failure, "trials", None))
+                            failure.detail, getattr(failure, "trials", None),
+                            tuple(invariant for invariant, _ in getattr(failure, "also", ())))
         try:
             self.saved += save_entry(entry, self.directory)[1]
         except (OSError, HarnessError) as exc:

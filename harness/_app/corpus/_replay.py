@@ -50,7 +50,8 @@ class Replay:
 
 def replay_entry(path: Path, entry: CorpusEntry, summarizer: Summarizer, config: RunConfig | None = None
                  ) -> ReplayOutcome:
-    """Judge one entry with the entry's own budget and its own oracle; "fixed" only if that oracle judged it."""
+    """Judge one entry with the entry's own budget and its own oracles (its invariant and those the same root
+    cause broke, ``also``): "failing" if any of them still shows, "fixed" only if they judged it."""
     config = config or RunConfig.of(summarizer.spec)
     judging, trials = dataclasses.replace(config.judging, budget=entry.budget), config.limits.trials
     if entry.invariant not in {o.id for o in select()}:
@@ -58,9 +59,10 @@ def replay_entry(path: Path, entry: CorpusEntry, summarizer: Summarizer, config:
                                                      f"harness: nothing was judged")
     if entry.flaky and trials:
         return _replay_trials(path, entry, summarizer, judging, trials)
-    ev = evaluate(entry.transcript, summarizer, judging, select(only=[entry.invariant]), **_asking(entry, summarizer))
-    if entry.key in ev.violations:  # a violation counts even if the summarizer failed in a later round
-        return ReplayOutcome(path, entry, "failing", ev.violations[entry.key][0].detail)
+    ev = evaluate(entry.transcript, summarizer, judging, _oracles(entry), **_asking(entry, summarizer))
+    shown = _shown(ev, entry)
+    if shown is not None:  # a violation counts even if the summarizer failed in a later round
+        return ReplayOutcome(path, entry, "failing", shown)
     if ev.infra is not None:
         return ReplayOutcome(path, entry, "infra", f"{ev.infra.kind}: {ev.infra.message}")
     if not ev.boundaries:
@@ -73,12 +75,13 @@ def _replay_trials(path: Path, entry: CorpusEntry, summarizer: Summarizer, judgi
     failed = done = 0
     detail, infra = "", None
     for _ in range(trials):
-        ev = evaluate(entry.transcript, summarizer.ask_again, judging, select(only=[entry.invariant]), until=entry.key,
-                      **_asking(entry, summarizer))
+        ev = evaluate(entry.transcript, summarizer.ask_again, judging, _oracles(entry),
+                      until=None if entry.also else entry.key, **_asking(entry, summarizer))
         done += 1
-        if entry.key in ev.violations:
+        shown = _shown(ev, entry)
+        if shown is not None:
             failed += 1
-            detail = detail or ev.violations[entry.key][0].detail
+            detail = detail or shown
         elif ev.infra is not None:
             infra = infra or ev.infra
     saved = f"saved failing {entry.trials[0]} of {entry.trials[1]}"
@@ -88,6 +91,22 @@ def _replay_trials(path: Path, entry: CorpusEntry, summarizer: Summarizer, judgi
         return ReplayOutcome(path, entry, "infra", f"{infra.kind}: {infra.message}", (0, done))
     return ReplayOutcome(path, entry, "not-reproduced", f"not reproduced in {done} trials ({saved}: not proof "
                                                         f"of a fix)", (0, done))
+
+
+def _oracles(entry: CorpusEntry):
+    """The registered oracles among the entry's invariants (its own is checked to be one first)."""
+    registered = {o.id for o in select()}
+    return select(only=[invariant for invariant in entry.invariants if invariant in registered])
+
+
+def _shown(ev, entry: CorpusEntry) -> str | None:
+    """The detail of the first of the entry's invariants that the evaluation shows on its fact kind, or None."""
+    for invariant in entry.invariants:
+        violation = ev.violations.get((invariant, entry.fact_kind))
+        if violation is not None:
+            detail = violation[0].detail
+            return detail if invariant == entry.invariant else f"{invariant}: {detail}"
+    return None
 
 
 def _asking(entry: CorpusEntry, summarizer: Summarizer) -> dict:

@@ -301,7 +301,7 @@ def fuzz(config: FuzzConfig, *, on_failure=None) -> FuzzResult:
         """Each minimal failure is also written to ``failures/``, for its reproduce line."""
         entry = CorpusEntry(failure.invariant, failure.fact_kind, summarizer, protocol, failure.budget,
                             failure.transcript, __version__, now(), failure.detail, failure.trials)
-        files[failure.key] = str(save_entry(entry, failures_dir)[0])
+        files[failure.signature] = str(save_entry(entry, failures_dir)[0])
         if on_failure is not None:
             on_failure(failure, protocol)
 

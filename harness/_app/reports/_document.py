@@ -13,7 +13,7 @@ from harness._base._schema import Reader
 from harness._app.fuzzing._fuzz import FuzzResult
 from harness._app.judging._survival import Survival, survival_from_dict
 from harness._app.reports._reproduce import reproduce_command
-from harness._app.running._results import RunResult, Unclear
+from harness._app.running._results import Failure, RunResult, Unclear
 from oracles import select
 
 __all__ = ["REPORT_VERSION", "report_dict", "fuzz_report_dict", "unclear_dict", "read_report", "check_report",
@@ -21,7 +21,8 @@ __all__ = ["REPORT_VERSION", "report_dict", "fuzz_report_dict", "unclear_dict", 
 
 
 #: The JSON report's layout version: 2 added ``report_version``, ``oracles``, ``unjudged``, ``budget`` and
-#: ``survival``; 3 added ``unclear`` (readings for review), ``unclear_mode`` and each violation's ``evidence``.
+#: ``survival``; 3 added ``unclear`` (readings for review), ``unclear_mode``, each violation's ``evidence``,
+#: and root causes: ``findings`` and each violation's ``invariants``, ``also`` and ``also_seen``.
 REPORT_VERSION = 3
 
 
@@ -53,6 +54,9 @@ def report_dict(result: RunResult) -> dict[str, Any]:
         "violations": [
             {
                 "invariant": f.invariant,
+                "invariants": list(f.invariants),
+                "also": [{"invariant": invariant, "detail": detail} for invariant, detail in f.also],
+                "also_seen": list(f.also_seen),
                 "severity": f.severity,
                 "fact_kind": f.fact_kind,
                 "fact_id": f.fact_id,
@@ -75,10 +79,15 @@ def report_dict(result: RunResult) -> dict[str, Any]:
                 "evidence": f.evidence,
                 "expected": f.expected,
                 "found": f.found,
-                "reproduce": reproduce_command(result, only=f.invariant, transcript_file=result.reproduce_files.get(f.key)),
+                "reproduce": _reproduce(result, f),
             }
             for f in result.failures
         ],
+        # One row per root cause, in the order of ``violations`` (which holds each one's transcript and context).
+        "findings": [{"invariants": list(f.invariants), "also_seen": list(f.also_seen), "fact_kind": f.fact_kind,
+                      "fact_id": f.fact_id, "round": f.round, "minimal_turns": len(f.transcript.turns),
+                      "evidence": f.evidence, "reproduce": _reproduce(result, f), "violation": n}
+                     for n, f in enumerate(result.failures)],
         "degradations": result.degradations,
         "infra_errors": [{"kind": e.kind, "message": e.message, "example": e.example, "output": e.output}
                          for e in result.infra_errors],
@@ -101,6 +110,10 @@ def fuzz_report_dict(fuzz: FuzzResult) -> dict[str, Any]:
                         "first_failure_executions": s.first_failure_executions, "restarts": s.restarts,
                         "directory": s.directory}
     return document
+
+
+def _reproduce(result: RunResult, f: Failure) -> str:
+    return reproduce_command(result, only=",".join(f.invariants), transcript_file=result.reproduce_files.get(f.signature))
 
 
 def unclear_dict(u: Unclear) -> dict[str, Any]:
@@ -175,6 +188,11 @@ def check_report(data: Any, source: str) -> None:
         for key in ("fact_kind", "fact_id", "detail", "expected", "found", "reproduce", "severity", "rate",
                     "shrink_stopped"):
             v.optional_str(key)
+        v.str_list("invariants", default=[])
+        v.str_list("also_seen", default=[])
+        for also in v.children("also", default=[]):
+            also.str("invariant")
+            also.str("detail")
         for key in ("round", "boundary", "budget", "original_turns", "shrink_checks", "shrink_summarizer_calls"):
             v.optional_int(key)
         for e in v.children("elided", default=[]):

@@ -192,6 +192,13 @@ def _failure(v: dict[str, Any], index: int, anchor: str) -> str:
     out = [f'<article class="failure" id="{anchor}-failure{index + 1}" data-invariant="{_e(v["invariant"])}">',
            f'<h3>✗ {_e(v["invariant"])} — {_e(kind)} <span class="muted">({_e(v.get("severity"))}; '
            f"{_e(where)})</span></h3>", f"<p>{_e(v.get('detail', ''))}</p>"]
+    also = [a for a in v.get("also") or [] if isinstance(a, dict)]
+    if also:  # the same root cause, seen by other invariants on the same minimal transcript
+        out.append('<ul class="also">' + "".join(f"<li>also broken: <strong>{_e(a.get('invariant'))}</strong>: "
+                                                  f"{_e(a.get('detail', ''))}</li>" for a in also) + "</ul>")
+    if v.get("also_seen"):
+        out.append(f'<p class="muted">Also seen with it, not on the minimal transcript: '
+                   f"{_e(', '.join(map(str, v['also_seen'])))}</p>")
     evidence = [(name, v.get(key)) for name, key in (("expected", "expected"), ("found", "found")) if v.get(key)]
     if evidence:
         out.append('<table class="evidence-table">' + "".join(

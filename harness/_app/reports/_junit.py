@@ -31,8 +31,9 @@ def run_junit(document: dict[str, Any], *, oracles: Sequence[str], seconds: floa
     summarizer = str(document.get("summarizer"))
     cases = []
     by_invariant: dict[str, list[dict]] = {}
-    for v in document.get("violations", []):
-        by_invariant.setdefault(v["invariant"], []).append(v)
+    for v in document.get("violations", []):  # a finding fails the case of every invariant it breaks
+        for invariant in v.get("invariants") or [v["invariant"]]:
+            by_invariant.setdefault(invariant, []).append(v)
     degradations = document.get("degradations") or {}
     for oracle in list(oracles) + sorted(set(by_invariant) - set(oracles)):
         found = by_invariant.get(oracle, [])

@@ -50,6 +50,9 @@ def _failure_block(result: RunResult, f: Failure, show_context: bool = False) ->
         f"✗ {f.invariant} — {f.fact_kind or 'structure'} ({f.severity}; {where})",
         f"  {f.detail}",
     ]
+    lines += [f"  also broken: {invariant}: {clip(detail, 150)}" for invariant, detail in f.also]
+    if f.also_seen:
+        lines.append(f"  also seen with it (not on the minimal transcript): {', '.join(f.also_seen)}")
     if f.invariant == "deterministic" and f.expected is not None and f.found is not None:
         lines.extend(_side_by_side(f.expected, f.found))
     else:
@@ -95,7 +98,20 @@ def _failure_block(result: RunResult, f: Failure, show_context: bool = False) ->
             summary = " / ".join(messages)
             lines.append(f"  summarizer returned: {clip(summary, 200) if summary.strip() else '(no text at all)'}"
                          + ("  (--show-context shows it whole)" if len(summary) > 200 else ""))
-    lines.append(f"  reproduce: {reproduce_command(result, only=f.invariant, transcript_file=result.reproduce_files.get(f.key))}")
+    file = result.reproduce_files.get(f.signature)
+    lines.append(f"  reproduce: {reproduce_command(result, only=','.join(f.invariants), transcript_file=file)}")
+    return lines
+
+
+def _findings_table(failures: tuple[Failure, ...]) -> list[str]:
+    """What the details below are about, one row per root cause: its kind, and every invariant it breaks."""
+    broken = {invariant for f in failures for invariant in f.invariants}
+    lines = [f"findings: {len(failures)} root cause(s), breaking {len(broken)} invariant(s)"]
+    width = max(len(f.fact_kind or "structure") for f in failures)
+    for n, f in enumerate(failures, 1):
+        seen = f" (+ {', '.join(f.also_seen)} in the session it was seen in)" if f.also_seen else ""
+        lines.append(f"  {n:>2}. {f.fact_kind or 'structure':{width}}  {', '.join(f.invariants)}{seen} · "
+                     f"{len(f.transcript.turns)} turns")
     return lines
 
 
@@ -177,6 +193,9 @@ def _render(result: RunResult, *, head: list[str] | None = None, calls: str = "s
         out.append(_calls_line(result, calls))
     if result.stats.asked_again:
         out.append(_determinism_line(result))
+    if result.failures:
+        out.append("")
+        out.extend(_findings_table(result.failures))
     for f in result.failures:
         out.append("")
         out.extend(_failure_block(result, f, show_context))

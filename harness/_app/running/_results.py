@@ -49,6 +49,10 @@ class Failure:
     trials: tuple[int, int] | None = None  # (failed, of) in fresh re-asks of the minimal transcript
     boundaries: tuple[int, ...] = ()  # where the minimal session's rounds compacted (up to the failing one)
     evidence: str | None = None  # what the violation rests on (``oracles.Evidence``)
+    # The other invariants this root cause breaks on the minimal transcript too, each with its detail; and
+    # those it broke only in the sessions it was seen in (``harness._app.running._causes``).
+    also: tuple[tuple[str, str], ...] = ()
+    also_seen: tuple[str, ...] = ()
 
     @property
     def rate(self) -> str | None:
@@ -61,6 +65,16 @@ class Failure:
     @property
     def key(self) -> tuple[str, str | None]:
         return (self.invariant, self.fact_kind)
+
+    @property
+    def invariants(self) -> tuple[str, ...]:
+        """Every invariant the minimal transcript breaks: the primary one first."""
+        return (self.invariant, *(invariant for invariant, _ in self.also))
+
+    @property
+    def signature(self) -> tuple[str, str | None, str | None]:
+        """What tells this root cause from another of the same invariant and kind (its evidence)."""
+        return (self.invariant, self.fact_kind, self.evidence)
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,7 +146,7 @@ class RunResult:
     cap_reached: Stop | None = None  # "--max-calls 300 reached" when a spend cap ended or limited work
     # By failure key, a file holding its minimal transcript, which its reproduce line names (fuzz: a fuzzing
     # session cannot be replayed from a seed, the file can).
-    reproduce_files: dict[tuple[str, str | None], str] = field(default_factory=dict)
+    reproduce_files: dict[tuple[str, str | None, str | None], str] = field(default_factory=dict)  # by signature
     survival: Survival = field(default_factory=Survival)  # per round and fact kind, over the sessions explored
     unjudged: tuple[tuple[str, str], ...] = ()  # selected oracles that judged nothing, and why (``unjudged_oracles``)
     unclear: tuple[Unclear, ...] = ()  # readings the oracles could not settle, for review (``Unclear``)

@@ -21,9 +21,10 @@ from harness._app._outcome import Stop, StopReason
 from harness._app._progress import Progress
 from harness._app.calling._cache import CallCache
 from harness._app.calling._summarizer import Summarizer
-from harness._app.judging._judge import Evaluation, StopJudging, Violation
+from harness._app.judging._judge import Evaluation, StopJudging
 from harness._app.judging._survival import Survival
 from harness._app.running._budget import Budget, asker
+from harness._app.running._causes import Cause, Signature, causes
 from harness._app.running._evaluate import check_consumers, evaluate
 from harness._app.running._exploration import (DETERMINISM_PROBES, Prefetched, generate, judge_in_order, probed,
                                                run_strategy, skeleton_pass, stages)
@@ -66,10 +67,12 @@ class Explored:
 
 class _Found:
     """What the judged sessions showed, in the order they were judged: the first transcript showing each
-    distinct failure, unclear readings, summarizer failures, degradations and survival."""
+    root cause (``harness._app.running._causes``), unclear readings, summarizer failures, degradations and
+    survival."""
 
     def __init__(self) -> None:
-        self.first_seen: dict[tuple[str, str | None], tuple[Transcript, Violation]] = {}
+        self.first_seen: dict[Signature, tuple[Transcript, Cause]] = {}  # each root cause, as first seen
+        self.seen_with: dict[Signature, set[str]] = {}  # the invariants each cause broke, over every session
         self.unclear: dict[tuple[str, str | None, str | None], Unclear] = {}
         self.infra: list[InfraFailure] = []
         self.degradations: dict[str, int] = {}
@@ -82,8 +85,9 @@ class _Found:
     def add(self, transcript: Transcript, ev: Evaluation, calls: int = 0) -> bool:
         """Record one session; False when it was stopped before its end (then only its violations count)."""
         self.calls += calls
-        for key, violation in ev.violations.items():
-            self.first_seen.setdefault(key, (transcript, violation))
+        for cause in causes(ev):
+            self.first_seen.setdefault(cause.signature, (transcript, cause))
+            self.seen_with.setdefault(cause.signature, set()).update(key[0] for key, _ in cause.others)
         if self.first_seen and self.first_failure_calls is None:
             self.first_failure_calls = self.calls  # the same whatever --jobs is
         if ev.stopped:
@@ -247,16 +251,22 @@ def shrink_transcripts(transcripts: tuple[Transcript, ...], config: RunConfig, *
 def _conclude(found: _Found, incomplete: Stop | None, config: RunConfig, chosen, summarizer: Summarizer,
               budget: Budget, progress: Progress, on_failure: OnFailure | None, *, seed: int,
               skeleton_pass_for=lambda key: None, consumers=(), explored: Explored | None = None) -> RunResult:
-    """Shrink and confirm each distinct failure (sorted, so the order never depends on which showed first),
+    """Shrink and confirm each root cause once (sorted, so the order never depends on which showed first),
     then the one result, counting ``explored`` (exploration elsewhere) as if it had been this run's."""
     budget.reserve_for(0)  # judging is over: what it left is for shrinking and trials
     failures = []
     ordered = sorted(found.first_seen.items(), key=lambda kv: str(kv[0]))
-    for n, (key, (first, violation)) in enumerate(ordered, 1):
+    for n, (signature, (first, cause)) in enumerate(ordered, 1):
+        key = cause.key
         label = f"shrinking failure {n}/{len(ordered)}: {key[0]} ({key[1] or 'no fact'})"
         progress.message(f"{label}, first seen in {len(first.turns)} turns")
-        failure = shrink_failure(key, first, violation, summarizer, config, chosen, budget, progress, label,
-                                 skeleton_pass_for(key), failures_left=len(ordered) - n + 1)
+        failure = shrink_failure(cause, first, summarizer, config, chosen, budget, progress, label,
+                                 skeleton_pass_for(key), failures_left=len(ordered) - n + 1,
+                                 seen_with=frozenset(found.seen_with.get(signature, ())))
+        same = next((n for n, kept in enumerate(failures) if kept.signature == failure.signature), None)
+        if same is not None:  # two causes told apart as first seen shrank to one: reported once
+            failures[same] = _merged(failures[same], failure)
+            continue
         failures.append(failure)
         if on_failure is not None:
             on_failure(failure, summarizer.protocol)
@@ -277,12 +287,20 @@ def _conclude(found: _Found, incomplete: Stop | None, config: RunConfig, chosen,
                      unclear=ordered_unclear(found.unclear))
 
 
+def _merged(kept: Failure, again: Failure) -> Failure:
+    """``kept`` with what ``again`` (the same cause once shrunk) saw besides: the invariants it broke."""
+    also = {invariant for invariant, _ in kept.also}
+    seen = set(kept.also_seen) | {i for i in again.invariants if i not in also and i != kept.invariant}
+    return dataclasses.replace(kept, also_seen=tuple(sorted(seen | set(again.also_seen) - also - {kept.invariant})))
+
+
 def _explored_incomplete(explored: Explored, own: Stop | None, failures: list[Failure]) -> Stop | None:
     """Why a run that explored elsewhere must not pass as clean: that exploration stopped early, a finding
     it saw did not show again here, judging here stopped, or no example it made reached a compaction."""
     if explored.stop is not None:
         return explored.stop
-    lost = explored.seen - {f.key for f in failures}
+    shown = {(invariant, f.fact_kind) for f in failures for invariant in (*f.invariants, *f.also_seen)}
+    lost = explored.seen - shown
     if lost:
         named = ", ".join(f"{inv} ({kind or 'structure'})" for inv, kind in sorted(lost, key=str))
         return Stop(StopReason.NOT_REPEATED, f"the fuzzing processes saw {named}, which did not show again when "

@@ -10,6 +10,7 @@ from harness._app._progress import Progress
 from harness._app.calling._summarizer import Summarizer
 from harness._app.judging._judge import Evaluation, StopJudging, Violation
 from harness._app.running._budget import Budget, asker
+from harness._app.running._causes import Cause
 from harness._app.running._evaluate import evaluate, token_counter
 from harness._app.running._options import RunConfig
 from harness._app.running._results import Failure
@@ -22,17 +23,21 @@ __all__ = ["shrink_failure", "confirm", "SKELETON_PASS_SHARE"]
 SKELETON_PASS_SHARE = 0.6
 
 
-def shrink_failure(key, first: Transcript, violation: Violation, summarizer: Summarizer, config: RunConfig,
+def shrink_failure(cause: Cause, first: Transcript, summarizer: Summarizer, config: RunConfig,
                    chosen, budget: Budget, progress: Progress, label: str,
                    skeleton_pass: Callable[[Callable[[Transcript], bool]], None] | None = None, *,
-                   failures_left: int = 1) -> Failure:
-    """Shrink one failure as far as its allowance of calls goes; always returns it, shrunk or not.
+                   failures_left: int = 1, seen_with: frozenset[str] = frozenset()) -> Failure:
+    """Shrink one root cause once, by its primary violation, as far as its allowance of calls goes; then
+    ask which of the other invariants it broke the minimal transcript still breaks. Always returns it,
+    shrunk or not.
 
     With ``--database``, Hypothesis first shrinks the skeleton (see
     ``harness._app.shrinking._shrinker`` for why only then); the domain shrinker does
     the rest. Every failing candidate is remembered, so an interrupt or a spent
-    allowance still reports the smallest transcript found until then.
+    allowance still reports the smallest transcript found until then. ``seen_with`` names
+    the invariants the same cause broke in other sessions.
     """
+    key, violation = cause.key, cause.violation
     judging, trials = config.judging, config.limits.trials
     summarize = budget.metered(summarizer)
     budget.start_shrinking(failures_left)
@@ -74,6 +79,8 @@ def shrink_failure(key, first: Transcript, violation: Violation, summarizer: Sum
         boundaries = ()
     shrink_calls = budget.shrink_calls()
     budget.end_shrinking()
+    also = _also_broken(cause, shrunk.transcript, shrunk.budget, summarize, judging, chosen, summarizer.may_vary)
+    seen = ({k[0] for k, _ in cause.others} | seen_with) - {key[0]} - {invariant for invariant, _ in also}
     confirmed = None
     if trials and budget.check() is None:
         progress.note(f"{label}: confirming, {trials} fresh trials")
@@ -84,7 +91,27 @@ def shrink_failure(key, first: Transcript, violation: Violation, summarizer: Sum
                    transcript=shrunk.transcript, round=rnd, boundary=boundary, context=context,
                    original_turns=len(first.turns), shrink_checks=shrunk.checks, shrink_calls=shrink_calls,
                    shrink_stopped=stopped, budget=shrunk.budget, elided=shrunk.elided, trials=confirmed,
-                   boundaries=boundaries, evidence=finding.evidence and str(finding.evidence))
+                   boundaries=boundaries, evidence=finding.evidence and str(finding.evidence), also=also,
+                   also_seen=tuple(sorted(seen)))
+
+
+def _also_broken(cause: Cause, transcript: Transcript, at_budget: int, summarize, judging, chosen,
+                 may_vary: bool) -> tuple[tuple[str, str], ...]:
+    """Of the other invariants ``cause`` broke, those the minimal transcript still breaks on the same fact (or
+    call), each with its detail: one session judged to its end, within the budget (None of them when
+    the budget stops it: they are then reported as seen in the original session only)."""
+    if not cause.others:
+        return ()
+    primary = cause.violation[0]
+    wanted = {key for key, _ in cause.others}
+    try:
+        ev = evaluate(transcript, summarize, judging, chosen, budget=at_budget, may_vary=may_vary)
+    except StopJudging:
+        return ()
+    if ev.stopped:
+        return ()
+    return tuple((key[0], v[0].detail) for key, v in sorted(ev.violations.items(), key=lambda kv: str(kv[0]))
+                 if key in wanted and (v[0].fact_id, v[0].call_id) == (primary.fact_id, primary.call_id))
 
 
 def _rounds_to_fail(violation: Violation) -> int:

@@ -121,20 +121,22 @@ def call_turns(transcript: Transcript, call_id: str) -> frozenset[int]:
 
 
 def with_call_pairs(transcript: Transcript, turns: set[int]) -> set[int]:
-    """``turns`` plus the answers to the calls they make and the calls their answers answer."""
+    """``turns`` plus the answers to the calls they make and the calls their answers answer, and so on."""
     calls = {c.id: i for i, t in enumerate(transcript.turns) for c in t.tool_calls}
     answers: dict[str, list[int]] = {}
     for i, t in enumerate(transcript.turns):
         if t.tool_call_id is not None:
             answers.setdefault(t.tool_call_id, []).append(i)
-    out = set(turns)
-    for i in turns:
-        turn = transcript.turns[i]
-        for call in turn.tool_calls:
-            out.update(answers.get(call.id, ()))
+    out, todo = set(turns), list(turns)
+    while todo:  # to a fixpoint: a call turn reached through one result brings its other calls' results too
+        turn = transcript.turns[todo.pop()]
+        linked = [j for call in turn.tool_calls for j in answers.get(call.id, ())]
         if turn.tool_call_id in calls:
-            out.add(calls[turn.tool_call_id])
-            out.update(answers.get(turn.tool_call_id, ()))
+            linked.append(calls[turn.tool_call_id])
+        for j in linked:
+            if j not in out:
+                out.add(j)
+                todo.append(j)
     return out
 
 

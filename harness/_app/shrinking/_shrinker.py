@@ -250,15 +250,13 @@ class Shrinker:
         dropped = set(range(boundary)) - set(kept)
         if not dropped and start == 0:
             return None
-        if self.pairs and with_call_pairs(self.transcript, dropped) - dropped:
-            return None  # the request held half a tool call: not a history to restart from
-        shift = boundary - len(kept)
-        points = (len(kept), *(b - shift for b in boundaries[start + 1:]))
+        if self.pairs:  # the request may hold half a tool call (a compactor cut between them): that half goes too
+            dropped = with_call_pairs(self.transcript, dropped)
+        points = tuple(b - sum(1 for d in dropped if d < b) for b in boundaries[start:])
         shares = [round_budget(self.transcript, 1000, r) for r in range(start, len(boundaries))]
         tightenings = tuple(Tightening(r, share) for r, share in enumerate(shares)
                             if share != (shares[r - 1] if r else 1000))
-        return dataclasses.replace(without_turns(self.transcript, dropped, pairs=self.pairs),
-                                   compaction_points=points,
+        return dataclasses.replace(without_turns(self.transcript, dropped, pairs=False), compaction_points=points,
                                    tightenings=tightenings)
 
     def _pin_compactions(self) -> None:

@@ -1,0 +1,61 @@
+"""Root causes: the violations one session showed, grouped by what went wrong.
+
+A trimming compactor that drops an old commitment breaks several invariants at once (the commitment
+is not retained, the ledger shrinks, a later effect runs unguarded); that is one loss, to be shrunk once
+and reported once with every invariant that saw it. Within a session, violations about the same fact
+(or, with no fact, the same tool call) are one cause; its *primary* violation is the one that showed
+first (a per-compaction invariant before a session-wide one at the same round). Across a run, causes are
+told apart by the primary's invariant, fact kind and evidence, so a dropped literal and a near miss of it
+stay two findings.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from harness._app.judging._judge import Evaluation, Violation
+from oracles import registered
+
+__all__ = ["Cause", "causes", "Key", "Signature"]
+
+#: A violation's (invariant, fact kind), as ``Evaluation.violations`` keys them.
+Key = tuple[str, str | None]
+#: What tells two causes apart over a run: the primary's invariant, fact kind and evidence.
+Signature = tuple[str, str | None, str | None]
+
+
+@dataclass(frozen=True)
+class Cause:
+    """One root cause in one session: the violation that showed it first, and the others it caused."""
+
+    key: Key
+    violation: Violation
+    others: tuple[tuple[Key, Violation], ...] = ()
+
+    @property
+    def signature(self) -> Signature:
+        evidence = self.violation[0].evidence
+        return (*self.key, None if evidence is None else str(evidence))
+
+
+def causes(ev: Evaluation) -> list[Cause]:
+    """The session's violations grouped by cause, in a stable order (by primary key)."""
+    groups: dict[tuple, list[tuple[Key, Violation]]] = {}
+    for key, violation in ev.violations.items():
+        finding = violation[0]
+        subject = ("fact", finding.fact_id) if finding.fact_id is not None else \
+            ("call", finding.call_id) if finding.call_id is not None else ("alone", key)
+        groups.setdefault(subject, []).append((key, violation))
+    scopes = {o.id: o.scope for o in registered()}
+
+    def first(item: tuple[Key, Violation]):
+        (invariant, kind), (_, rnd, _, _) = item
+        return (math.inf if rnd is None else rnd, scopes.get(invariant) == "session", invariant, str(kind))
+
+    out = []
+    for members in groups.values():
+        members.sort(key=first)
+        (key, violation), *others = members
+        out.append(Cause(key, violation, tuple(others)))
+    return sorted(out, key=lambda c: str(c.signature))

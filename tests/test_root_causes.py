@@ -1,0 +1,120 @@
+"""One finding per root cause: a loss several invariants see is shrunk once and reported once, with each of them."""
+
+import dataclasses
+import json
+
+import pytest
+
+from harness._app.corpus._entries import CorpusSaver, entry_from_dict, entry_name, entry_to_dict, load_corpus
+from harness._app.corpus._replay import replay_corpus
+from harness._app.judging._judge import Evaluation
+from harness._app.reports._document import report_dict
+from harness._app.reports._junit import run_junit
+from harness._app.reports._text import render_text
+from harness._app.running._causes import causes
+from harness._app.running._evaluate import evaluate
+from harness._app.running._options import RunConfig
+from harness._app.running._run import open_summarizer, run
+from oracles import Evidence, Finding, Severity, select
+
+EXAMPLE = "harness.summarizers.example:summarize"
+
+
+def _v(invariant, fact_id, rnd, kind="commitment", evidence=Evidence.ABSENT):
+    return (Finding(invariant, Severity.VIOLATE, f"{invariant} on {fact_id}", fact_id, kind, evidence=evidence),
+            rnd, None if rnd is None else 10 * (rnd + 1), None)
+
+
+def test_violations_about_one_fact_are_one_cause_whose_primary_showed_first():
+    ev = Evaluation(violations={
+        ("ledger-monotone", "commitment"): _v("ledger-monotone", "F1", 2),
+        ("commitment-retained", "commitment"): _v("commitment-retained", "F1", 1),
+        ("dead-obligation", "commitment"): _v("dead-obligation", "F1", None),
+        ("literal-verbatim", "literal_binding"): _v("literal-verbatim", "F2", 0, "literal_binding"),
+    })
+    found = {c.key: c for c in causes(ev)}
+    assert set(found) == {("commitment-retained", "commitment"), ("literal-verbatim", "literal_binding")}
+    others = [key for key, _ in found[("commitment-retained", "commitment")].others]
+    assert others == [("ledger-monotone", "commitment"), ("dead-obligation", "commitment")]
+    assert found[("literal-verbatim", "literal_binding")].others == ()
+
+
+def test_a_near_miss_and_a_dropped_literal_are_two_causes_as_first_seen():
+    one = causes(Evaluation(violations={("literal-verbatim", "k"): _v("literal-verbatim", "F1", 0, "k")}))[0]
+    other = causes(Evaluation(violations={("literal-verbatim", "k"): _v("literal-verbatim", "F1", 0, "k",
+                                                                        Evidence.NEAR_MISS)}))[0]
+    assert one.key == other.key and one.signature != other.signature
+
+
+@pytest.fixture(scope="module")
+def example_run():
+    return run(RunConfig.of(EXAMPLE, examples=20, max_turns=200, seed=5, quiet=True, isolation="inline"))
+
+
+def test_a_run_reports_each_cause_once_with_every_invariant_it_breaks(example_run):
+    failures = example_run.failures
+    assert any(f.also for f in failures), "the example breaks more than one invariant with one loss"
+    broken = {(i, f.fact_kind) for f in failures for i in (*f.invariants, *f.also_seen)}
+    assert len(failures) < len(broken)  # fewer blocks than (invariant, kind) pairs: losses grouped
+    assert len({f.signature for f in failures}) == len(failures)  # no cause twice
+    assert "ledger-monotone" not in {f.invariant for f in failures if f.fact_kind}, \
+        "a ledger that shrank is the consequence of a loss some retention invariant saw first"
+
+
+def test_what_a_finding_says_it_also_breaks_its_minimal_transcript_does_break(example_run):
+    config = example_run.config
+    with open_summarizer(config) as summarizer:
+        for f in example_run.failures:
+            if not f.also:
+                continue
+            ev = evaluate(f.transcript, summarizer, config.judging, select(), budget=f.budget)
+            for invariant, _ in f.also:
+                violation = ev.violations.get((invariant, f.fact_kind))
+                assert violation is not None, (f.invariant, invariant)
+                assert violation[0].fact_id == f.fact_id
+
+
+def test_the_reports_list_findings_and_fail_every_invariant_a_finding_breaks(example_run):
+    document = report_dict(example_run)
+    json.dumps(document)
+    assert len(document["findings"]) == len(document["violations"])
+    for row, v in zip(document["findings"], document["violations"]):
+        assert row["invariants"] == v["invariants"] == [v["invariant"], *(a["invariant"] for a in v["also"])]
+        assert row["minimal_turns"] == len(v["transcript"]["turns"])
+        assert "--only " + ",".join(row["invariants"]) in row["reproduce"]
+    secondary = next(a["invariant"] for v in document["violations"] for a in v["also"])
+    xml = run_junit(document, oracles=document["oracles"])
+    case = xml.split(f'name="{secondary}"', 1)[1].split("</testcase>", 1)[0]
+    assert "<failure" in case
+    text = render_text(example_run)
+    assert text.index("findings: ") < text.index("✗ ")
+    assert "also broken: " in text
+
+
+def test_a_corpus_entry_keeps_what_else_its_cause_broke_and_replay_judges_it(example_run, tmp_path):
+    saver = CorpusSaver(tmp_path, summarizer=EXAMPLE, budget=2000)
+    for f in example_run.failures:
+        saver(f, example_run.protocol)
+    entries = load_corpus(tmp_path).entries
+    with_also = [e for _, e in entries if e.also]
+    assert with_also
+    entry = with_also[0]
+    assert entry_from_dict(json.loads(json.dumps(entry_to_dict(entry)))) == entry
+    assert entry_name(entry) == entry_name(dataclasses.replace(entry, also=()))  # the same failure, one file
+    replay = replay_corpus(tmp_path, RunConfig.of(EXAMPLE, isolation="inline", quiet=True))
+    assert {o.status for o in replay.outcomes} == {"failing"}
+
+
+@pytest.mark.parametrize("spec", ["harness.summarizers.naive:head_tail", "harness.summarizers.naive:tail"])
+def test_trimming_compactors_shrink_to_small_well_formed_histories(spec):
+    """head_tail keeps a session's first and last messages: its losses show many rounds in, and the round's
+    request often holds a tool result whose call it cut. The restart from that request drops the half call,
+    so the finding still shrinks to a few turns, and no minimal transcript is a history a provider refuses."""
+    result = run(RunConfig.of(spec, examples=60, seed=5, quiet=True, isolation="inline"))
+    assert result.failures
+    for f in result.failures:
+        assert len(f.transcript.turns) <= 10, (f.invariants, len(f.transcript.turns))
+        if f.invariant == "tool-pairing":
+            continue
+        calls = {c.id for t in f.transcript.turns for c in t.tool_calls}
+        assert all(t.tool_call_id in calls for t in f.transcript.turns if t.tool_call_id), f.invariants
