@@ -262,7 +262,8 @@ def _conclude(found: _Found, incomplete: Stop | None, config: RunConfig, chosen,
         progress.message(f"{label}, first seen in {len(first.turns)} turns")
         failure = shrink_failure(cause, first, summarizer, config, chosen, budget, progress, label,
                                  skeleton_pass_for(key), failures_left=len(ordered) - n + 1,
-                                 seen_with=frozenset(found.seen_with.get(signature, ())))
+                                 seen_with=frozenset(found.seen_with.get(signature, ())),
+                                 reported=frozenset(f.signature for f in failures))
         same = next((n for n, kept in enumerate(failures) if kept.signature == failure.signature), None)
         if same is not None:  # two causes told apart as first seen shrank to one: reported once
             failures[same] = _merged(failures[same], failure)

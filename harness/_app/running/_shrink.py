@@ -10,7 +10,7 @@ from harness._app._progress import Progress
 from harness._app.calling._summarizer import Summarizer
 from harness._app.judging._judge import Evaluation, StopJudging, Violation
 from harness._app.running._budget import Budget, asker
-from harness._app.running._causes import Cause
+from harness._app.running._causes import Cause, Signature
 from harness._app.running._evaluate import evaluate, token_counter
 from harness._app.running._options import RunConfig
 from harness._app.running._results import Failure
@@ -26,7 +26,8 @@ SKELETON_PASS_SHARE = 0.6
 def shrink_failure(cause: Cause, first: Transcript, summarizer: Summarizer, config: RunConfig,
                    chosen, budget: Budget, progress: Progress, label: str,
                    skeleton_pass: Callable[[Callable[[Transcript], bool]], None] | None = None, *,
-                   failures_left: int = 1, seen_with: frozenset[str] = frozenset()) -> Failure:
+                   failures_left: int = 1, seen_with: frozenset[str] = frozenset(),
+                   reported: frozenset[Signature] = frozenset()) -> Failure:
     """Shrink one root cause once, by its primary violation, as far as its allowance of calls goes; then
     ask which of the other invariants it broke the minimal transcript still breaks. Always returns it,
     shrunk or not.
@@ -35,7 +36,9 @@ def shrink_failure(cause: Cause, first: Transcript, summarizer: Summarizer, conf
     ``harness._app.shrinking._shrinker`` for why only then); the domain shrinker does
     the rest. Every failing candidate is remembered, so an interrupt or a spent
     allowance still reports the smallest transcript found until then. ``seen_with`` names
-    the invariants the same cause broke in other sessions.
+    the invariants the same cause broke in other sessions. Shrinking stops as soon as the smallest
+    failing transcript shows one of the ``reported`` findings (a near miss that shrinks into the dropped
+    literal already found): it is that finding, and the caller reports it once.
     """
     key, violation = cause.key, cause.violation
     judging, trials = config.judging, config.limits.trials
@@ -47,7 +50,12 @@ def shrink_failure(cause: Cause, first: Transcript, summarizer: Summarizer, conf
         return evaluate(candidate, summarize, judging, chosen, budget=at_budget, until=key, ask_again=again,
                         may_vary=summarizer.may_vary)
 
+    same = [False]  # the smallest failing transcript shows a reported finding
+
     def on_check(checks: int, best: Transcript) -> None:
+        if not same[0] and _signature(key, shrinker.violation) in reported:
+            same[0] = True
+            raise _SameAsReported
         budget.keep_for_trials(trials * _rounds_to_fail(shrinker.violation))
         progress.note(f"{label}: {len(best.turns)} turns after {checks} checks, "
                       f"{budget.shrink_calls()} new summarizer calls")
@@ -67,6 +75,8 @@ def shrink_failure(cause: Cause, first: Transcript, summarizer: Summarizer, conf
             finally:
                 budget.cap_phase(None)
         shrinker.shrink()
+    except _SameAsReported:
+        pass  # the caller reports it once, as the finding it became
     except StopJudging:
         stopped = budget.check() or Stop(StopReason.HALTED, "stopped")
     except KeyboardInterrupt:
@@ -79,10 +89,11 @@ def shrink_failure(cause: Cause, first: Transcript, summarizer: Summarizer, conf
         boundaries = ()
     shrink_calls = budget.shrink_calls()
     budget.end_shrinking()
-    also = _also_broken(cause, shrunk.transcript, shrunk.budget, summarize, judging, chosen, summarizer.may_vary)
+    also = () if same[0] else _also_broken(cause, shrunk.transcript, shrunk.budget, summarize, judging, chosen,
+                                           summarizer.may_vary)
     seen = ({k[0] for k, _ in cause.others} | seen_with) - {key[0]} - {invariant for invariant, _ in also}
     confirmed = None
-    if trials and budget.check() is None:
+    if trials and not same[0] and budget.check() is None:
         progress.note(f"{label}: confirming, {trials} fresh trials")
         confirmed = confirm(key, shrunk.transcript, shrunk.budget, summarizer, config, chosen, budget)
     finding, rnd, boundary, context = shrunk.violation
@@ -112,6 +123,15 @@ def _also_broken(cause: Cause, transcript: Transcript, at_budget: int, summarize
         return ()
     return tuple((key[0], v[0].detail) for key, v in sorted(ev.violations.items(), key=lambda kv: str(kv[0]))
                  if key in wanted and (v[0].fact_id, v[0].call_id) == (primary.fact_id, primary.call_id))
+
+
+class _SameAsReported(Exception):
+    """Shrinking made the failure one already reported: stop, it is that finding."""
+
+
+def _signature(key, violation: Violation) -> Signature:
+    evidence = violation[0].evidence
+    return (*key, None if evidence is None else str(evidence))
 
 
 def _rounds_to_fail(violation: Violation) -> int:
