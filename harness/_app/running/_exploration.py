@@ -75,7 +75,6 @@ def hypothesis_settings(examples: int, phases, database: str | None = None) -> s
                     verbosity=Verbosity.quiet, suppress_health_check=list(HealthCheck), print_blob=False)
 
 
-
 def generate(stages, run_seed: int, take: Callable[[Any], None]) -> None:
     """Every stage's skeletons, in Hypothesis's order, handed to ``take`` one by one as generated.
 

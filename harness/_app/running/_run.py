@@ -264,7 +264,7 @@ def _conclude(found: _Found, incomplete: Stop | None, config: RunConfig, chosen,
                                  skeleton_pass_for(key), failures_left=len(ordered) - n + 1,
                                  seen_with=frozenset(found.seen_with.get(signature, ())),
                                  reported=frozenset(f.signature for f in failures))
-        same = next((n for n, kept in enumerate(failures) if kept.signature == failure.signature), None)
+        same = next((i for i, kept in enumerate(failures) if kept.signature == failure.signature), None)
         if same is not None:  # two causes told apart as first seen shrank to one: reported once
             failures[same] = _merged(failures[same], failure)
             continue
@@ -290,9 +290,9 @@ def _conclude(found: _Found, incomplete: Stop | None, config: RunConfig, chosen,
 
 def _merged(kept: Failure, again: Failure) -> Failure:
     """``kept`` with what ``again`` (the same cause once shrunk) saw besides: the invariants it broke."""
-    also = {invariant for invariant, _ in kept.also}
-    seen = set(kept.also_seen) | {i for i in again.invariants if i not in also and i != kept.invariant}
-    return dataclasses.replace(kept, also_seen=tuple(sorted(seen | set(again.also_seen) - also - {kept.invariant})))
+    shown = {kept.invariant, *(invariant for invariant, _ in kept.also)}
+    seen = (set(kept.also_seen) | set(again.invariants) | set(again.also_seen)) - shown
+    return dataclasses.replace(kept, also_seen=tuple(sorted(seen)))
 
 
 def _explored_incomplete(explored: Explored, own: Stop | None, failures: list[Failure]) -> Stop | None:
