@@ -7,6 +7,10 @@ transcripts hold a tool result whose call is not in them (or a call whose result
 ledger does not hold in flight), outside ``tool-pairing`` findings. Run it before and after a change to the run path and compare the columns:
 
     python benchmarks/root_causes.py --examples 60 --seed 5
+
+``--third-party`` measures six real compactors instead (LangChain, AutoGen, agentfit-py,
+agentic-context-compaction; ``benchmarks/third_party.py`` says how each is wrapped), with the Python of an
+environment where they are installed.
 """
 
 from __future__ import annotations
@@ -30,6 +34,10 @@ COMPACTORS = (
     "harness.summarizers.mutants:softens_prohibition",
 )
 
+THIRD_PARTY = tuple(f"benchmarks.third_party:{name}" for name in (
+    "langchain_trim_last", "langchain_trim_first", "autogen_buffered", "autogen_head_tail", "agentfit_compact",
+    "agentic_compaction"))
+
 
 def malformed(transcript) -> int:
     """Tool results without their call, plus calls without their result that are not in flight (held so by
@@ -48,9 +56,10 @@ def measure(spec: str, examples: int, seed: int) -> dict:
     failures = result.failures
     return {
         "blocks": len(failures),
-        # (invariant, fact kind) pairs the findings cover, with what was seen beside them: what separate
-        # blocks per invariant and kind used to report, so grouping should never lower it.
-        "covered": len({(i, f.fact_kind) for f in failures for i in (*f.invariants, *f.also_seen)}),
+        # (invariant, fact kind) pairs the findings cover, with what was seen beside them and the other kinds
+        # the primary was seen on: what separate blocks per invariant and kind used to report, so grouping
+        # should never lower it.
+        "covered": len({pair for f in failures for pair in f.pairs}),
         "calls": result.summarizer_calls,
         "shrink calls": sum(f.shrink_calls for f in failures),
         "max turns": max((len(f.transcript.turns) for f in failures), default=0),
@@ -64,8 +73,10 @@ def main() -> None:
     parser.add_argument("--examples", type=int, default=60)
     parser.add_argument("--seed", type=int, default=5)
     parser.add_argument("--summarizer", action="append", help="instead of the bundled list (repeatable)")
+    parser.add_argument("--third-party", action="store_true", help="the six real compactors of benchmarks/third_party.py")
     args = parser.parse_args()
-    rows = [(spec, measure(spec, args.examples, args.seed)) for spec in args.summarizer or COMPACTORS]
+    specs = args.summarizer or (THIRD_PARTY if args.third_party else COMPACTORS)
+    rows = [(spec, measure(spec, args.examples, args.seed)) for spec in specs]
     columns = list(rows[0][1])
     print(f"{'compactor':52}" + "".join(f"{c:>14}" for c in columns))
     for spec, row in rows:

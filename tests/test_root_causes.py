@@ -5,6 +5,7 @@ import json
 
 import pytest
 
+from harness._app._compare import Side
 from harness._app.corpus._entries import CorpusSaver, entry_from_dict, entry_name, entry_to_dict, load_corpus
 from harness._app.corpus._replay import replay_corpus
 from harness._app.judging._judge import Evaluation
@@ -46,6 +47,14 @@ def test_a_near_miss_and_a_dropped_literal_are_two_causes_as_first_seen():
     assert one.key == other.key and one.signature != other.signature
 
 
+def test_the_same_loss_on_two_kinds_of_fact_is_one_cause_and_a_near_miss_is_another():
+    def first_cause(kind, evidence=Evidence.ABSENT):
+        return causes(Evaluation(violations={("literal-verbatim", kind): _v("literal-verbatim", "F1", 0, kind, evidence)}))[0]
+
+    assert first_cause("prohibition").signature == first_cause("artifact_reference").signature
+    assert first_cause("prohibition").signature != first_cause("prohibition", Evidence.NEAR_MISS).signature
+
+
 @pytest.fixture(scope="module")
 def example_run():
     return run(RunConfig.of(EXAMPLE, examples=20, max_turns=200, seed=5, quiet=True, isolation="inline"))
@@ -57,6 +66,21 @@ def test_a_run_reports_each_cause_once_with_every_invariant_it_breaks(example_ru
     broken = {(i, f.fact_kind) for f in failures for i in (*f.invariants, *f.also_seen)}
     assert len(failures) < len(broken)  # fewer blocks than (invariant, kind) pairs: losses grouped
     assert len({f.signature for f in failures}) == len(failures)  # no cause twice
+
+
+def test_a_cause_seen_on_several_kinds_is_one_finding_and_compare_still_sees_each_kind(example_run):
+    merged = [f for f in example_run.failures if f.also_kinds]
+    assert merged, "the example drops literals of more than one kind"
+    failing = Side("example", example_run).failures()
+    for f in merged:
+        assert f.fact_kind not in f.also_kinds
+        for kind in f.also_kinds:
+            assert (f.invariant, kind) in f.seen
+            assert ("run", f.invariant, kind) in failing  # a side that fixes one kind is seen to fix it
+    text = render_text(example_run)
+    assert all(f"seen on other kinds of fact too: {', '.join(f.also_kinds)}" in text for f in merged)
+    rows = {tuple(row["invariants"]): row for row in report_dict(example_run)["findings"]}
+    assert all(rows[f.invariants]["also_kinds"] == list(f.also_kinds) for f in merged)
 
 
 def test_what_a_finding_says_it_also_breaks_its_minimal_transcript_does_break(example_run):

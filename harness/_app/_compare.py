@@ -50,6 +50,10 @@ class Side:
             for invariant, detail in ((f.invariant, f.detail), *f.also):
                 out.setdefault(("run", invariant, f.fact_kind or "structure"),
                                f"{detail} (minimal transcript: {len(f.transcript.turns)} turns)")
+            for invariant, kind in sorted(f.seen, key=str):  # what the same cause showed where it was seen
+                out.setdefault(("run", invariant, kind or "structure"),
+                               f"{invariant}, the same cause as {f.invariant} ({f.fact_kind or 'structure'}), "
+                               f"seen on a {kind or 'structure'} fact")
         for kind, (where, first) in self._infra().items():
             out[("summarizer", kind, "")] = f"in {len(where)} place(s): {first}"
         for o in self.replay.outcomes if self.replay is not None else ():

@@ -57,6 +57,7 @@ def report_dict(result: RunResult) -> dict[str, Any]:
                 "invariants": list(f.invariants),
                 "also": [{"invariant": invariant, "detail": detail} for invariant, detail in f.also],
                 "also_seen": list(f.also_seen),
+                "also_kinds": list(f.also_kinds),
                 "severity": f.severity,
                 "fact_kind": f.fact_kind,
                 "fact_id": f.fact_id,
@@ -85,6 +86,7 @@ def report_dict(result: RunResult) -> dict[str, Any]:
         ],
         # One row per root cause, in the order of ``violations`` (which holds each one's transcript and context).
         "findings": [{"invariants": list(f.invariants), "also_seen": list(f.also_seen), "fact_kind": f.fact_kind,
+                      "also_kinds": list(f.also_kinds),
                       "fact_id": f.fact_id, "round": f.round, "minimal_turns": len(f.transcript.turns),
                       "evidence": f.evidence, "reproduce": _reproduce(result, f), "violation": n}
                      for n, f in enumerate(result.failures)],
@@ -190,6 +192,7 @@ def check_report(data: Any, source: str) -> None:
             v.optional_str(key)
         v.str_list("invariants", default=[])
         v.str_list("also_seen", default=[])
+        v.str_list("also_kinds", default=[])
         for also in v.children("also", default=[]):
             also.str("invariant")
             also.str("detail")

@@ -199,6 +199,9 @@ def _failure(v: dict[str, Any], index: int, anchor: str) -> str:
     if v.get("also_seen"):
         out.append(f'<p class="muted">Also seen with it, not on the minimal transcript: '
                    f"{_e(', '.join(map(str, v['also_seen'])))}</p>")
+    if v.get("also_kinds"):
+        out.append(f'<p class="muted">The same loss seen on other kinds of fact too: '
+                   f"{_e(', '.join(map(str, v['also_kinds'])))}</p>")
     evidence = [(name, v.get(key)) for name, key in (("expected", "expected"), ("found", "found")) if v.get(key)]
     if evidence:
         out.append('<table class="evidence-table">' + "".join(

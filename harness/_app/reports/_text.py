@@ -53,6 +53,8 @@ def _failure_block(result: RunResult, f: Failure, show_context: bool = False) ->
     lines += [f"  also broken: {invariant}: {clip(detail, 150)}" for invariant, detail in f.also]
     if f.also_seen:
         lines.append(f"  also seen with it (not on the minimal transcript): {', '.join(f.also_seen)}")
+    if f.also_kinds:
+        lines.append(f"  the same loss seen on other kinds of fact too: {', '.join(f.also_kinds)}")
     if f.invariant == "deterministic" and f.expected is not None and f.found is not None:
         lines.extend(_side_by_side(f.expected, f.found))
     else:
@@ -107,10 +109,11 @@ def _findings_table(failures: tuple[Failure, ...]) -> list[str]:
     """What the details below are about, one row per root cause: its kind, and every invariant it breaks."""
     broken = {invariant for f in failures for invariant in f.invariants}
     lines = [f"findings: {len(failures)} root cause(s), breaking {len(broken)} invariant(s)"]
-    width = max(len(f.fact_kind or "structure") for f in failures)
-    for n, f in enumerate(failures, 1):
+    kinds = [(f.fact_kind or "structure") + (f" (+{len(f.also_kinds)})" if f.also_kinds else "") for f in failures]
+    width = max(map(len, kinds))
+    for n, (f, kind) in enumerate(zip(failures, kinds), 1):
         seen = f" (+ {', '.join(f.also_seen)} in the session it was seen in)" if f.also_seen else ""
-        lines.append(f"  {n:>2}. {f.fact_kind or 'structure':{width}}  {', '.join(f.invariants)}{seen} · "
+        lines.append(f"  {n:>2}. {kind:{width}}  {', '.join(f.invariants)}{seen} · "
                      f"{len(f.transcript.turns)} turns")
     return lines
 

@@ -5,8 +5,9 @@ is not retained, the ledger shrinks, a later effect runs unguarded); that is one
 and reported once with every invariant that saw it. Within a session, violations about the same fact
 (or, with no fact, the same tool call) are one cause; its *primary* violation is the one that showed
 first (a per-compaction invariant before a session-wide one at the same round). Across a run, causes are
-told apart by the primary's invariant, fact kind and evidence, so a dropped literal and a near miss of it
-stay two findings.
+told apart by the primary's invariant and evidence, so a dropped literal and a near miss of it stay two
+findings, while literals dropped from a prohibition in one session and from an artifact reference in
+another are one (the kinds it was seen on are listed with it: the fix is the same).
 """
 
 from __future__ import annotations
@@ -17,12 +18,12 @@ from dataclasses import dataclass
 from harness._app.judging._judge import Evaluation, Violation
 from oracles import registered
 
-__all__ = ["Cause", "causes", "Key", "Signature"]
+__all__ = ["Cause", "causes", "Key", "Signature", "signature_of"]
 
 #: A violation's (invariant, fact kind), as ``Evaluation.violations`` keys them.
 Key = tuple[str, str | None]
-#: What tells two causes apart over a run: the primary's invariant, fact kind and evidence.
-Signature = tuple[str, str | None, str | None]
+#: What tells two causes apart over a run: the primary's invariant and evidence.
+Signature = tuple[str, str | None]
 
 
 @dataclass(frozen=True)
@@ -35,8 +36,13 @@ class Cause:
 
     @property
     def signature(self) -> Signature:
-        evidence = self.violation[0].evidence
-        return (*self.key, None if evidence is None else str(evidence))
+        return signature_of(self.key[0], self.violation)
+
+
+def signature_of(invariant: str, violation: Violation) -> Signature:
+    """The signature of a cause whose primary violation is ``violation`` of ``invariant``."""
+    evidence = violation[0].evidence
+    return (invariant, None if evidence is None else str(evidence))
 
 
 def causes(ev: Evaluation) -> list[Cause]:

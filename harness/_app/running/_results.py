@@ -53,6 +53,10 @@ class Failure:
     # those it broke only in the sessions it was seen in (``harness._app.running._causes``).
     also: tuple[tuple[str, str], ...] = ()
     also_seen: tuple[str, ...] = ()
+    # The other fact kinds the same cause (invariant and evidence) was seen on in the run's sessions, and
+    # every (invariant, fact kind) it showed in them.
+    also_kinds: tuple[str, ...] = ()
+    seen: tuple[tuple[str, str | None], ...] = ()
 
     @property
     def rate(self) -> str | None:
@@ -72,9 +76,19 @@ class Failure:
         return (self.invariant, *(invariant for invariant, _ in self.also))
 
     @property
-    def signature(self) -> tuple[str, str | None, str | None]:
-        """What tells this root cause from another of the same invariant and kind (its evidence)."""
-        return (self.invariant, self.fact_kind, self.evidence)
+    def signature(self) -> tuple[str, str | None]:
+        """What tells this root cause from another of the same invariant (its evidence)."""
+        return (self.invariant, self.evidence)
+
+    @property
+    def kinds(self) -> tuple[str | None, ...]:
+        """The fact kinds this cause was seen on: its own first."""
+        return (self.fact_kind, *self.also_kinds)
+
+    @property
+    def pairs(self) -> frozenset[tuple[str, str | None]]:
+        """Every (invariant, fact kind) this cause showed: on its minimal transcript, or where it was seen."""
+        return frozenset({*((i, self.fact_kind) for i in (*self.invariants, *self.also_seen)), *self.seen})
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,7 +160,7 @@ class RunResult:
     cap_reached: Stop | None = None  # "--max-calls 300 reached" when a spend cap ended or limited work
     # By failure key, a file holding its minimal transcript, which its reproduce line names (fuzz: a fuzzing
     # session cannot be replayed from a seed, the file can).
-    reproduce_files: dict[tuple[str, str | None, str | None], str] = field(default_factory=dict)  # by signature
+    reproduce_files: dict[tuple[str, str | None], str] = field(default_factory=dict)  # by signature
     survival: Survival = field(default_factory=Survival)  # per round and fact kind, over the sessions explored
     unjudged: tuple[tuple[str, str], ...] = ()  # selected oracles that judged nothing, and why (``unjudged_oracles``)
     unclear: tuple[Unclear, ...] = ()  # readings the oracles could not settle, for review (``Unclear``)

@@ -24,7 +24,7 @@ from harness._app.calling._summarizer import Summarizer
 from harness._app.judging._judge import Evaluation, StopJudging
 from harness._app.judging._survival import Survival
 from harness._app.running._budget import Budget, asker
-from harness._app.running._causes import Cause, Signature, causes
+from harness._app.running._causes import Cause, Key, Signature, causes
 from harness._app.running._evaluate import check_consumers, evaluate
 from harness._app.running._exploration import (DETERMINISM_PROBES, Prefetched, generate, judge_in_order, probed,
                                                run_strategy, skeleton_pass, stages)
@@ -73,6 +73,7 @@ class _Found:
     def __init__(self) -> None:
         self.first_seen: dict[Signature, tuple[Transcript, Cause]] = {}  # each root cause, as first seen
         self.seen_with: dict[Signature, set[str]] = {}  # the invariants each cause broke, over every session
+        self.seen: dict[Signature, set[Key]] = {}  # each cause's (invariant, fact kind) pairs, over every session
         self.unclear: dict[tuple[str, str | None, str | None], Unclear] = {}
         self.infra: list[InfraFailure] = []
         self.degradations: dict[str, int] = {}
@@ -88,6 +89,7 @@ class _Found:
         for cause in causes(ev):
             self.first_seen.setdefault(cause.signature, (transcript, cause))
             self.seen_with.setdefault(cause.signature, set()).update(key[0] for key, _ in cause.others)
+            self.seen.setdefault(cause.signature, set()).update((cause.key, *(key for key, _ in cause.others)))
         if self.first_seen and self.first_failure_calls is None:
             self.first_failure_calls = self.calls  # the same whatever --jobs is
         if ev.stopped:
@@ -263,6 +265,7 @@ def _conclude(found: _Found, incomplete: Stop | None, config: RunConfig, chosen,
         failure = shrink_failure(cause, first, summarizer, config, chosen, budget, progress, label,
                                  skeleton_pass_for(key), failures_left=len(ordered) - n + 1,
                                  seen_with=frozenset(found.seen_with.get(signature, ())),
+                                 pairs_seen=frozenset(found.seen.get(signature, ())),
                                  reported=frozenset(f.signature for f in failures))
         same = next((i for i, kept in enumerate(failures) if kept.signature == failure.signature), None)
         if same is not None:  # two causes told apart as first seen shrank to one: reported once
@@ -289,10 +292,13 @@ def _conclude(found: _Found, incomplete: Stop | None, config: RunConfig, chosen,
 
 
 def _merged(kept: Failure, again: Failure) -> Failure:
-    """``kept`` with what ``again`` (the same cause once shrunk) saw besides: the invariants it broke."""
+    """``kept`` with what ``again`` (the same cause once shrunk) saw besides: the invariants it broke, the
+    kinds it was seen on."""
     shown = {kept.invariant, *(invariant for invariant, _ in kept.also)}
     seen = (set(kept.also_seen) | set(again.invariants) | set(again.also_seen)) - shown
-    return dataclasses.replace(kept, also_seen=tuple(sorted(seen)))
+    kinds = {kind for kind in (*kept.also_kinds, *again.kinds) if kind is not None} - {kept.fact_kind}
+    pairs = sorted({*kept.seen, *again.seen, *((i, again.fact_kind) for i in again.invariants)}, key=str)
+    return dataclasses.replace(kept, also_seen=tuple(sorted(seen)), also_kinds=tuple(sorted(kinds)), seen=tuple(pairs))
 
 
 def _explored_incomplete(explored: Explored, own: Stop | None, failures: list[Failure]) -> Stop | None:
@@ -300,7 +306,7 @@ def _explored_incomplete(explored: Explored, own: Stop | None, failures: list[Fa
     it saw did not show again here, judging here stopped, or no example it made reached a compaction."""
     if explored.stop is not None:
         return explored.stop
-    shown = {(invariant, f.fact_kind) for f in failures for invariant in (*f.invariants, *f.also_seen)}
+    shown = {pair for f in failures for pair in f.pairs}
     lost = explored.seen - shown
     if lost:
         named = ", ".join(f"{inv} ({kind or 'structure'})" for inv, kind in sorted(lost, key=str))

@@ -10,7 +10,7 @@ from harness._app._progress import Progress
 from harness._app.calling._summarizer import Summarizer
 from harness._app.judging._judge import Evaluation, StopJudging, Violation
 from harness._app.running._budget import Budget, asker
-from harness._app.running._causes import Cause, Signature
+from harness._app.running._causes import Cause, Key, Signature, signature_of
 from harness._app.running._evaluate import evaluate, token_counter
 from harness._app.running._options import RunConfig
 from harness._app.running._results import Failure
@@ -27,7 +27,7 @@ def shrink_failure(cause: Cause, first: Transcript, summarizer: Summarizer, conf
                    chosen, budget: Budget, progress: Progress, label: str,
                    skeleton_pass: Callable[[Callable[[Transcript], bool]], None] | None = None, *,
                    failures_left: int = 1, seen_with: frozenset[str] = frozenset(),
-                   reported: frozenset[Signature] = frozenset()) -> Failure:
+                   pairs_seen: frozenset[Key] = frozenset(), reported: frozenset[Signature] = frozenset()) -> Failure:
     """Shrink one root cause once, by its primary violation, as far as its allowance of calls goes; then
     ask which of the other invariants it broke the minimal transcript still breaks. Always returns it,
     shrunk or not.
@@ -36,7 +36,7 @@ def shrink_failure(cause: Cause, first: Transcript, summarizer: Summarizer, conf
     ``harness._app.shrinking._shrinker`` for why only then); the domain shrinker does
     the rest. Every failing candidate is remembered, so an interrupt or a spent
     allowance still reports the smallest transcript found until then. ``seen_with`` names
-    the invariants the same cause broke in other sessions. Shrinking stops as soon as the smallest
+    the invariants the same cause broke in other sessions, ``pairs_seen`` every (invariant, fact kind) it showed in them. Shrinking stops as soon as the smallest
     failing transcript shows one of the ``reported`` findings (a near miss that shrinks into the dropped
     literal already found): it is that finding, and the caller reports it once.
     """
@@ -53,7 +53,7 @@ def shrink_failure(cause: Cause, first: Transcript, summarizer: Summarizer, conf
     same = [False]  # the smallest failing transcript shows a reported finding
 
     def on_check(checks: int, best: Transcript) -> None:
-        if not same[0] and _signature(key, shrinker.violation) in reported:
+        if not same[0] and signature_of(key[0], shrinker.violation) in reported:
             same[0] = True
             raise _SameAsReported
         budget.keep_for_trials(trials * _rounds_to_fail(shrinker.violation))
@@ -103,7 +103,8 @@ def shrink_failure(cause: Cause, first: Transcript, summarizer: Summarizer, conf
                    original_turns=len(first.turns), shrink_checks=shrunk.checks, shrink_calls=shrink_calls,
                    shrink_stopped=stopped, budget=shrunk.budget, elided=shrunk.elided, trials=confirmed,
                    boundaries=boundaries, evidence=finding.evidence and str(finding.evidence), also=also,
-                   also_seen=tuple(sorted(seen)))
+                   also_seen=tuple(sorted(seen)), also_kinds=_other_kinds(key[0], finding.fact_kind, pairs_seen),
+                   seen=tuple(sorted(pairs_seen, key=str)))
 
 
 def _also_broken(cause: Cause, transcript: Transcript, at_budget: int, summarize, judging, chosen,
@@ -125,13 +126,13 @@ def _also_broken(cause: Cause, transcript: Transcript, at_budget: int, summarize
                  if key in wanted and (v[0].fact_id, v[0].call_id) == (primary.fact_id, primary.call_id))
 
 
+def _other_kinds(invariant: str, kind: str | None, pairs: frozenset[Key]) -> tuple[str, ...]:
+    """The fact kinds besides ``kind`` on which ``invariant`` was seen broken by the same cause."""
+    return tuple(sorted({k for i, k in pairs if i == invariant and k is not None} - {kind}))
+
+
 class _SameAsReported(Exception):
     """Shrinking made the failure one already reported: stop, it is that finding."""
-
-
-def _signature(key, violation: Violation) -> Signature:
-    evidence = violation[0].evidence
-    return (*key, None if evidence is None else str(evidence))
 
 
 def _rounds_to_fail(violation: Violation) -> int:
