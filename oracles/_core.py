@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from harness._base._errors import HarnessError, InvalidArgument, SpecError
+from harness._base._errors import HarnessError, InvalidArgument, SpecError, did_you_mean
 from harness._base._model import Fact, Transcript, live_facts
 from harness._base._protocol import CompactionRequest, CompactionResult
 from harness._base._tokens import TokenCounter, context_tokens, count_tokens
@@ -217,8 +217,9 @@ def select(*, only: Iterable[str] | None = None, skip: Iterable[str] | None = No
     skip_ids = list(skip or ())
     unknown = sorted((set(only_ids or ()) | set(skip_ids)) - set(_REGISTRY))
     if unknown:
-        raise InvalidArgument(f"unknown oracle id(s) {unknown}; known: {sorted(_REGISTRY)} (a team's own oracle is "
-                              "registered by the module passed with --extend)")
+        near = "".join(did_you_mean(u, _REGISTRY) for u in unknown)
+        raise InvalidArgument(f"unknown oracle id(s) {unknown}{near}; known: {sorted(_REGISTRY)} (a team's own oracle "
+                              "is registered by the module passed with --extend)")
     chosen = [o for o in _REGISTRY.values() if only_ids is None or o.id in only_ids]
     return tuple(o for o in chosen if o.id not in skip_ids)
 

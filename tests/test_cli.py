@@ -154,3 +154,54 @@ def test_token_counter_is_pluggable(tmp_path):
     assert code == 0
     code, report = _run(tmp_path, *common, "--token-counter", f"{FAULTY}:characters")
     assert code == 1 and report["violations"][0]["invariant"] == "budget-respected"
+
+
+# -- errors that say what to do -------------------------------------------------------------------
+
+_SIGNATURES = '''
+def takes_request(request):
+    return []
+
+def takes_a_model_too(messages, budget, model):
+    return messages
+'''
+
+
+@pytest.mark.parametrize("isolation", [[], ["--inline"]], ids=["worker", "inline"])
+def test_a_summarizer_with_the_wrong_signature_is_refused_when_it_loads_naming_the_protocol(tmp_path, capsys,
+                                                                                           isolation):
+    module = tmp_path / "sigs.py"
+    module.write_text(_SIGNATURES)
+    argv = ["run", "--summarizer", f"{module}:takes_request", "--examples", "50", "--quiet", *isolation]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "takes_request(request) cannot be called as fn(messages, budget)" in err
+    assert "'messages' protocol" in err and "--protocol rich" in err  # the way out
+    assert main(["run", "--summarizer", f"{module}:takes_a_model_too", "--examples", "50", "--quiet", *isolation]) == 2
+    err = capsys.readouterr().err
+    assert "takes_a_model_too(messages, budget, model) cannot be called" in err and "--protocol rich" not in err
+
+
+def test_a_misspelled_function_option_command_or_oracle_gets_the_closest_name(capsys):
+    assert main(["run", "--summarizer", "harness.summarizers.example:summarise", "--examples", "1"]) == 2
+    assert "no callable named 'summarise' (did you mean 'summarize'?)" in capsys.readouterr().err
+    assert main(["run", "--only", "commitment-retaind", "--examples", "1"]) == 2
+    assert "(did you mean 'commitment-retained'?)" in capsys.readouterr().err
+    assert main(["rnu"]) == 2 and "(did you mean 'run'?)" in capsys.readouterr().err
+    assert main(["run", "--exampels", "3"]) == 2
+    err = capsys.readouterr().err
+    assert "did you mean --examples?" in err
+    assert err.startswith("usage: compaction-harness run ")  # the command's own usage, not the top level's
+
+
+def test_an_option_prefix_is_not_taken_for_the_option(capsys):
+    assert main(["run", "--example", "3"]) == 2  # argparse would read this as --examples
+    assert "unrecognized arguments: --example 3 (did you mean --examples?)" in capsys.readouterr().err
+
+
+def test_replay_given_a_file_points_to_shrink(tmp_path, capsys):
+    entry = next(Path("corpora").glob("*.json"))
+    assert main(["replay", str(entry), "--summarizer", "harness.summarizers.example:summarize"]) == 2
+    err = capsys.readouterr().err
+    assert "expected a corpus directory, got a file" in err
+    assert f"compaction-harness shrink {entry} --summarizer harness.summarizers.example:summarize" in err

@@ -7,6 +7,8 @@ usage error.
 
 from __future__ import annotations
 
+import difflib
+
 __all__ = ["HarnessError", "SchemaError", "InvalidArgument", "PathError", "SpecError", "MalformedResult",
            "InfraError", "INFRA_KINDS", "CompactionViolation"]
 
@@ -92,3 +94,9 @@ def _short(value: object, limit: int = 60) -> str:
     except Exception as exc:  # an int over Python's 4300-digit limit, a list nested too deep, a repr that raises
         return f"<{type(value).__name__} that cannot be shown ({type(exc).__name__})>"
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def did_you_mean(word: str, choices, *, cutoff: float = 0.6) -> str:
+    """" (did you mean 'x'?)" for the choice closest to a misspelled ``word``, or "" when none is close."""
+    near = difflib.get_close_matches(word, list(choices), n=1, cutoff=cutoff)
+    return f" (did you mean {near[0]!r}?)" if near else ""

@@ -17,6 +17,7 @@ adds optional fields, so a summarizer written for an earlier one keeps working:
 from __future__ import annotations
 
 import hashlib
+import inspect
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -424,15 +425,50 @@ def consumers_to_wire(consumers: Sequence[Consumer]) -> list[dict[str, Any]]:
 
 
 def resolve_protocol(fn: Callable[..., Any], explicit: str | None = None, *, recorded: str | None = None,
-                     option: str = "--protocol") -> str:
+                     option: str = "--protocol", spec: str | None = None) -> str:
     """The protocol to call ``fn`` with: the one given explicitly, else the function's own
     ``compaction_protocol`` attribute, else the one recorded with it (a corpus entry saved from
-    this same summarizer), else ``messages``."""
+    this same summarizer), else ``messages``. A function that cannot be called the way that protocol
+    calls it is refused now, before any example, naming the protocol and how to choose the other."""
+    chosen, source = "messages", "the default"
     for value, where in ((explicit, option), (getattr(fn, "compaction_protocol", None), "compaction_protocol"),
                          (recorded, "the corpus entry's protocol")):
         if value is None:
             continue
         if value not in PROTOCOLS:
             raise SpecError(f"{where} {value!r}: expected one of {', '.join(PROTOCOLS)}")
-        return value
-    return "messages"
+        chosen, source = value, where
+        break
+    _check_signature(fn, chosen, source, option, spec)
+    return chosen
+
+
+#: How each protocol calls the summarizer, with stand-ins for the arguments.
+_CALLED_AS = {"messages": ("fn(messages, budget)", ([], 0)), "rich": ("fn(request)", (None,))}
+
+
+def _check_signature(fn: Callable[..., Any], protocol: str, source: str, option: str, spec: str | None) -> None:
+    """Raise ``SpecError`` when ``fn``'s parameters cannot take the arguments ``protocol`` passes."""
+    try:
+        signature = inspect.signature(fn)
+    except (TypeError, ValueError):  # a builtin or C callable without a signature: the first call will tell
+        return
+    shown, arguments = _CALLED_AS[protocol]
+    if _binds(signature, arguments):
+        return
+    name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or type(fn).__name__
+    other = next(p for p in PROTOCOLS if p != protocol)
+    hint = ""
+    if _binds(signature, _CALLED_AS[other][1]):
+        hint = (f"; it fits the {other!r} protocol, {_CALLED_AS[other][0]}: pass {option} {other}, or set "
+                f"{name}.compaction_protocol = {other!r}")
+    raise SpecError(f"{f'summarizer {spec!r}: ' if spec else ''}{name}{signature} cannot be called as {shown}, which the {protocol!r} protocol does "
+                    f"(chosen by {source}){hint}")
+
+
+def _binds(signature: inspect.Signature, arguments: tuple) -> bool:
+    try:
+        signature.bind(*arguments)
+    except TypeError:
+        return False
+    return True

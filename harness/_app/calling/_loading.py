@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from harness._base._errors import InvalidArgument, SpecError
+from harness._base._errors import InvalidArgument, SpecError, did_you_mean
 from oracles import ProseRules
 
 __all__ = ["load_object", "load_callable", "load_rules", "checked_counter", "load_module", "code_fingerprint", "team_modules", "may_vary",
@@ -55,25 +55,29 @@ def checked_counter(spec: str) -> Callable[[str], int]:
 
 def load_callable(spec: str, *, option: str = "--summarizer") -> Callable[..., Any]:
     """Resolve ``module:function`` or ``path/to/file.py:function``; every failure is a ``SpecError`` naming ``option``."""
-    fn = load_object(spec, option=option, noun="callable")
+    fn = load_object(spec, option=option, noun="callable", wanted=callable)
     if not callable(fn):
         target, _, name = spec.rpartition(":")
-        raise SpecError(f"{option} {spec!r}: module {target!r} has no callable named {name!r}")
+        raise SpecError(f"{option} {spec!r}: module {target!r} has no callable named {name!r} (it is a "
+                        f"{type(fn).__name__})")
     return fn
 
 
-def load_object(spec: str, *, option: str, what: str = "function", noun: str = "attribute") -> Any:
+def load_object(spec: str, *, option: str, what: str = "function", noun: str = "attribute",
+                wanted: Callable[[Any], bool] = lambda value: True) -> Any:
     """Resolve ``module:NAME`` or ``path/to/file.py:NAME`` to whatever NAME is.
 
     Importing runs the team's code: whatever it raises (``RuntimeError``, even
-    ``SystemExit``) is reported as a spec that cannot be loaded, never as a crash.
+    ``SystemExit``) is reported as a spec that cannot be loaded, never as a crash. A missing NAME is
+    said with the closest public name of the module that ``wanted`` accepts.
     """
     target, sep, name = spec.rpartition(":")
     if not sep or not target or not name:
         raise SpecError(f"{option} {spec!r}: expected 'module:{what}' or 'path/to/file.py:{what}'")
     module = _import(spec, target, option, name)
     if not hasattr(module, name):
-        raise SpecError(f"{option} {spec!r}: module {target!r} has no {noun} named {name!r}")
+        names = [n for n, value in vars(module).items() if not n.startswith("_") and wanted(value)]
+        raise SpecError(f"{option} {spec!r}: module {target!r} has no {noun} named {name!r}{did_you_mean(name, names)}")
     return getattr(module, name)
 
 

@@ -67,7 +67,8 @@ class InlineTransport:
     def load(self) -> Loaded:
         setup = self._setup
         self._fn = load_callable(self._spec)
-        self.protocol = resolve_protocol(self._fn, setup.protocol, recorded=setup.recorded_protocol)
+        self.protocol = resolve_protocol(self._fn, setup.protocol, recorded=setup.recorded_protocol,
+                                         spec=self._spec)
         return Loaded(self.protocol, code_fingerprint(self._fn, also=tuple(load_module(m) for m in setup.extend)),
                       may_vary(self._fn), spec_identity(self._spec))
 

@@ -206,7 +206,7 @@ def _serve(conn, spec: str, protocol: str | None, recorded: str | None, max_resu
     try:
         extensions = tuple(load_module(module) for module in extend)
         fn = load_callable(spec)
-        protocol = resolve_protocol(fn, protocol, recorded=recorded)
+        protocol = resolve_protocol(fn, protocol, recorded=recorded, spec=spec)
         conn.send(("loaded", protocol, code_fingerprint(fn, also=extensions), may_vary(fn), spec_identity(spec)))
     except SpecError as exc:
         printed = capture.tail()

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import difflib
 import math
+import re
 import sys
 
 from harness import __version__
 from harness._base._calling import DEFAULT_MAX_RESULT_CHARS
+from harness._base._errors import did_you_mean
 from harness._base._files import DEFAULT_MAX_FILE_MB
 from harness._base._model import Consumer
 from harness._base._protocol import PROTOCOLS
@@ -26,10 +29,49 @@ DEFAULT_SUMMARIZER = "harness.summarizers.example:summarize"
 
 
 class _Parser(argparse.ArgumentParser):
+    """argparse with no abbreviations (``--example`` is not ``--examples``), each command's own usage line on
+    a usage error, and a "did you mean" for a misspelled command or option."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
+        self.commands: dict[str, _Parser] = {}  # filled by _command: each command's (and action's) parser
+
     def error(self, message: str):  # argparse's own usage errors: exit 2 without a traceback
         self.print_usage(sys.stderr)
-        print(f"UsageError: {message}", file=sys.stderr)
+        print(f"UsageError: {message}{_did_you_mean(message)}", file=sys.stderr)
         sys.exit(ExitCode.USAGE)
+
+    def parse_known_args(self, args=None, namespace=None):
+        parsed, extras = super().parse_known_args(args, namespace)
+        if extras and self.commands:  # the top level: say it with the command's usage and its options
+            chosen = self
+            for name in (getattr(parsed, "command", None), getattr(parsed, "corpus_command", None)):
+                chosen = chosen.commands.get(name, chosen) if name else chosen
+            unknown = [a for a in extras if a.startswith("-")]
+            near = [match for a in unknown for match in difflib.get_close_matches(
+                a.split("=", 1)[0], chosen.option_strings(), n=1, cutoff=0.6)]
+            chosen.error(f"unrecognized arguments: {' '.join(extras)}"
+                         + (f" (did you mean {' or '.join(dict.fromkeys(near))}?)" if near else ""))
+        return parsed, extras
+
+    def option_strings(self) -> list[str]:
+        return [o for action in self._actions for o in action.option_strings if o.startswith("--")]
+
+
+def _did_you_mean(message: str) -> str:
+    """For argparse's "invalid choice: 'rnu' (choose from 'run', ...)", the closest choice."""
+    match = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)", message)
+    if not match:
+        return ""
+    return did_you_mean(match.group(1), re.findall(r"'([^']*)'", match.group(2)), cutoff=0.5)
+
+
+def _command(sub, parent: _Parser, name: str, **kwargs) -> _Parser:
+    """``sub.add_parser``, remembered by ``parent`` so a usage error is said with this command's usage."""
+    parser = sub.add_parser(name, **kwargs)
+    parent.commands[name] = parser
+    return parser
 
 
 def _ids(text: str) -> tuple[str, ...]:
@@ -199,7 +241,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"compaction-harness {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
-    run = sub.add_parser("run", help="generate transcripts, run the summarizer, report minimal failures")
+    run = _command(sub, parser, "run", help="generate transcripts, run the summarizer, report minimal failures")
     _add_summarizer_options(run, required=False)
     run.add_argument("--examples", type=_whole_number("--examples"), default=DEFAULT_EXAMPLES, metavar="N",
                      help=f"transcripts to generate (default {DEFAULT_EXAMPLES})")
@@ -218,7 +260,7 @@ def build_parser() -> argparse.ArgumentParser:
                      help="your own session logs as the filler: a .json file (one session), a .jsonl file (one "
                           "session per line) or a directory of them; our obligations are planted between them")
 
-    fuzz = sub.add_parser("fuzz", help="coverage-guided fuzzing of a Python summarizer's own code (atheris); "
+    fuzz = _command(sub, parser, "fuzz", help="coverage-guided fuzzing of a Python summarizer's own code (atheris); "
                                        "arguments after -- go to libFuzzer")
     _add_summarizer_options(fuzz, required=False, max_time_help=f"seconds of fuzzing (default {DEFAULT_FUZZ_TIME:g} "
                             f"unless --runs is given); shrinking what was found comes after, within --shrink-calls")
@@ -241,13 +283,13 @@ def build_parser() -> argparse.ArgumentParser:
                       help="only merge these directories of fuzz inputs into the fuzz directory's inputs (libFuzzer's "
                            "-merge=1: an input is kept if it reaches new coverage), then exit")
 
-    shrink = sub.add_parser("shrink", help="minimize the failures of one transcript given as JSON")
+    shrink = _command(sub, parser, "shrink", help="minimize the failures of one transcript given as JSON")
     shrink.add_argument("file", metavar="FILE", help="a transcript JSON document")
     _add_summarizer_options(shrink, required=True)
     shrink.add_argument("--max-file-mb", type=_positive_number("--max-file-mb", maximum=1024 * 1024), default=DEFAULT_MAX_FILE_MB,
                         metavar="MB", help=f"refuse larger transcript files (default {DEFAULT_MAX_FILE_MB})")
 
-    replay = sub.add_parser("replay", help="replay a corpus: which saved failures does a summarizer still have?")
+    replay = _command(sub, parser, "replay", help="replay a corpus: which saved failures does a summarizer still have?")
     replay.add_argument("directory", metavar="DIR")
     replay.add_argument("--summarizer", required=True, metavar="SPEC")
     replay.add_argument("--allow-empty", action="store_true",
@@ -255,7 +297,7 @@ def build_parser() -> argparse.ArgumentParser:
     replay.add_argument("--junit-xml", metavar="FILE", help="write JUnit XML (one test case per corpus entry)")
     _add_call_options(replay)
 
-    comparing = sub.add_parser("compare", help="run two or more summarizers on the same transcripts (and corpus): "
+    comparing = _command(sub, parser, "compare", help="run two or more summarizers on the same transcripts (and corpus): "
                                                "what is new and fixed against the first; exit 1 on a new failure")
     _add_summarizer_options(comparing, required=True, many=True)
     comparing.add_argument("--examples", type=_whole_number("--examples"), default=DEFAULT_EXAMPLES, metavar="N",
@@ -268,7 +310,7 @@ def build_parser() -> argparse.ArgumentParser:
                            help="judge up to K sessions at once per summarizer (default 1)")
     comparing.add_argument("--corpus", metavar="DIR", help="also replay this corpus with every summarizer")
 
-    rendering = sub.add_parser("report", help="render saved JSON reports (--report-json) as one HTML page")
+    rendering = _command(sub, parser, "report", help="render saved JSON reports (--report-json) as one HTML page")
     rendering.add_argument("files", nargs="+", metavar="JSON", help="reports written by --report-json, oldest first")
     rendering.add_argument("-o", "--output", required=True, metavar="FILE", help="the HTML file to write")
     rendering.add_argument("--title", default=None, metavar="TEXT", help="the page's heading")
@@ -278,23 +320,23 @@ def build_parser() -> argparse.ArgumentParser:
     rendering.add_argument("--max-file-mb", type=_positive_number("--max-file-mb", maximum=1024 * 1024),
                            default=DEFAULT_MAX_FILE_MB, metavar="MB", help=f"refuse larger files (default {DEFAULT_MAX_FILE_MB})")
 
-    corpus = sub.add_parser("corpus", help="list, add, merge or dedupe corpus entries")
+    corpus = _command(sub, parser, "corpus", help="list, add, merge or dedupe corpus entries")
     corpus_sub = corpus.add_subparsers(dest="corpus_command", metavar="ACTION", parser_class=_Parser, required=True)
     kinds = _Parser(add_help=False)  # entries of a team's own fact kinds load once its module has defined them
     kinds.add_argument("--extend", action="append", default=[], metavar="MODULE",
                        help="import this module (or path/to/file.py) first, for the fact kinds it defines (repeatable)")
-    corpus_sub.add_parser("list", help="show the entries of a corpus", parents=[kinds]
+    _command(corpus_sub, corpus, "list", help="show the entries of a corpus", parents=[kinds]
                           ).add_argument("directory", metavar="DIR")
-    add = corpus_sub.add_parser("add", help="validate entry files and add them to a corpus", parents=[kinds])
+    add = _command(corpus_sub, corpus, "add", help="validate entry files and add them to a corpus", parents=[kinds])
     add.add_argument("directory", metavar="DIR")
     add.add_argument("files", nargs="+", metavar="FILE")
-    merge = corpus_sub.add_parser("merge", help="merge the corpora of several CI shards into one", parents=[kinds])
+    merge = _command(corpus_sub, corpus, "merge", help="merge the corpora of several CI shards into one", parents=[kinds])
     merge.add_argument("directory", metavar="DEST")
     merge.add_argument("sources", nargs="+", metavar="SRC")
-    corpus_sub.add_parser("dedupe", help="keep the smallest entry per summarizer, invariant and fact kind",
+    _command(corpus_sub, corpus, "dedupe", help="keep the smallest entry per summarizer, invariant and fact kind",
                           parents=[kinds]).add_argument("directory", metavar="DIR")
 
-    audit = sub.add_parser("audit", help="judge one real compaction: messages before, context after, obligations")
+    audit = _command(sub, parser, "audit", help="judge one real compaction: messages before, context after, obligations")
     audit.add_argument("--before", required=True, metavar="FILE",
                        help="JSON: the chat messages that were compacted (role/content/tool_calls/tool_call_id)")
     audit.add_argument("--after", required=True, metavar="FILE",
@@ -315,7 +357,7 @@ def build_parser() -> argparse.ArgumentParser:
                        default=DEFAULT_MAX_FILE_MB, metavar="MB", help=f"refuse larger files (default {DEFAULT_MAX_FILE_MB})")
     audit.add_argument("--report-json", metavar="FILE", help="write the findings as JSON")
 
-    catalogue = sub.add_parser("oracles", help="list the invariant catalogue")
+    catalogue = _command(sub, parser, "oracles", help="list the invariant catalogue")
     catalogue.add_argument("--extend", action="append", default=[], metavar="MODULE",
                            help="import this module first, so the oracles it registers are listed (repeatable)")
     return parser
