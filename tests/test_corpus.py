@@ -125,6 +125,19 @@ def test_run_saves_new_failures(tmp_path):
     assert main(args) == 1 and len(list(tmp_path.glob("*.json"))) == 1  # found again: same file
 
 
+def test_the_reports_name_each_finding_s_corpus_file_and_whether_this_run_added_it(tmp_path, capsys):
+    corpus, report = tmp_path / "corpus", tmp_path / "report.json"
+    args = ["run", "--summarizer", "harness.summarizers.mutants:softens_prohibition", "--only", "negation-polarity",
+            "--examples", "30", "--max-turns", "200", "--seed", "5", "--quiet", "--inline", "--corpus", str(corpus),
+            "--report-json", str(report)]
+    for night, new in ((1, True), (2, False)):
+        assert main(args) == 1
+        (row,) = json.loads(report.read_text())["findings"]
+        (saved,) = corpus.glob("*.json")
+        assert Path(row["corpus_file"]) == saved and row["corpus_new"] is new, night
+        assert f"corpus entry: {saved} ({'new' if new else 'already saved'})" in capsys.readouterr().out
+
+
 def _seeded():
     corpus = load_corpus(SEEDED)
     assert corpus.errors == () and corpus.entries

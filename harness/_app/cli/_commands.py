@@ -6,9 +6,11 @@ and returns an ``ExitCode``.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
+import shlex
 import sys
 from pathlib import Path
 
@@ -29,6 +31,7 @@ from harness._app.reports._document import fuzz_report_dict, read_report, report
 from harness._app.reports._html import comparison_html, render_html
 from harness._app.reports._junit import compare_junit, replay_junit, run_junit
 from harness._app.reports._text import printable, render_fuzz_text, render_text
+from harness._app.reports._trend import nightly, trend_text
 from harness._app.running._evaluate import prose_rules, token_counter
 from harness._app.running._options import DEFAULT_BUDGET, Generation, Judging, Limits, RunConfig
 from harness._app.running._run import run, shrink_transcript
@@ -75,7 +78,8 @@ def _write_reports(document: dict, args, outputs: Outputs) -> list[str]:
     """Write the JSON, HTML and JUnit reports asked for, each from ``document``."""
     return outputs.write({
         "report_json": lambda: json.dumps(document, indent=2, ensure_ascii=False) + "\n",
-        "report_html": lambda: render_html([("this run", document)], threshold=args.survival_threshold),
+        "report_html": lambda: render_html([("this run", document)], threshold=args.survival_threshold,
+                                           html_path=outputs.get("report_html")),
         "junit_xml": lambda: run_junit(document, oracles=document.get("oracles", [])),
     })
 
@@ -84,7 +88,7 @@ def _run(args, outputs: Outputs) -> ExitCode:
     config = run_config(args, examples=args.examples, seed=args.seed, max_turns=args.max_turns,
                         background=args.background, jobs=args.jobs, consumers=tuple(args.consumer))
     saver = CorpusSaver(args.corpus, summarizer=config.calling.summarizer, budget=config.judging.budget)
-    result = run(config, on_failure=saver)
+    result = dataclasses.replace(run(config, on_failure=saver), corpus_files=saver.files)
     text = render_text(result, show_context=args.show_context)
     return _finish(args, outputs, report_dict(result), text, result.exit_code, saver)
 
@@ -102,11 +106,16 @@ def _fuzz(args, outputs: Outputs) -> ExitCode:
         return ExitCode.OK
     saver = CorpusSaver(args.corpus, summarizer=config.calling.summarizer, budget=config.judging.budget)
     result = fuzz(fuzz_config, on_failure=saver)
+    result = dataclasses.replace(result, run=dataclasses.replace(result.run, corpus_files=saver.files))
     text = render_fuzz_text(result, show_context=args.show_context)
     return _finish(args, outputs, fuzz_report_dict(result), text, result.exit_code, saver)
 
 
 def _replay(args, outputs: Outputs) -> ExitCode:
+    if Path(args.directory).is_file():
+        raise PathError(f"replay {args.directory!r}: expected a corpus directory, got a file; to judge and minimize "
+                        f"the transcript of one file, run: compaction-harness shrink {shlex.quote(args.directory)} "
+                        f"--summarizer {shlex.quote(args.summarizer)}")
     replay = replay_corpus(args.directory, run_config(args))
     if not replay.corpus.entries and not replay.corpus.errors and not args.allow_empty:
         raise PathError(f"corpus directory {args.directory!r} holds no entries (*.json): nothing was replayed "
@@ -209,7 +218,9 @@ def check_prompt(args) -> None:
 
 
 def _report(args, outputs: Outputs) -> ExitCode:
-    """Render saved reports; exit 0 once the page is written (each run's own status is on the page)."""
+    """Render saved reports; exit 0 once the page is written (each run's own status is on the page). Of
+    several run reports (nights, oldest first), the newest is compared with the one before: NEW, FIXED and
+    STILL FAILING on top of the page and in a few lines on stdout."""
     documents = [(file, read_report(file, max_mb=args.max_file_mb)) for file in args.files]
     compared = [file for file, d in documents if "comparison_version" in d]
     if compared and len(documents) > 1:
@@ -218,10 +229,11 @@ def _report(args, outputs: Outputs) -> ExitCode:
         document = documents[0][1]
         verdict = f"; compare verdict: {document.get('verdict', '')} (exit {document.get('exit_code')})"
         reports = [(side["summarizer"], side["report"]) for side in document["sides"]]
-        page = _compare_page(document, args.survival_threshold, title=args.title)
-    else:
-        reports, verdict = documents, ""
-        page = render_html(reports, threshold=args.survival_threshold, title=args.title)
+        page, trend = _compare_page(document, args.survival_threshold, title=args.title), None
+    else:  # nights, oldest first: the page and the terminal say what changed in the newest
+        reports, verdict, trend = documents, "", nightly(documents)
+        page = render_html(reports, threshold=args.survival_threshold, title=args.title, trend=trend,
+                           html_path=outputs.get("output"))
     problems = outputs.write({"output": lambda: page})
     if problems:
         return report_problems(problems, ExitCode.OK)
@@ -231,6 +243,8 @@ def _report(args, outputs: Outputs) -> ExitCode:
     print(f"wrote {outputs.get('output')}: {len(reports)} report(s), {violations} failure(s)"
           + (f", {crashed} with summarizer failures" if crashed else "")
           + (f", {incomplete} incomplete" if incomplete else "") + printable(verdict))
+    if trend is not None:
+        print(trend_text(trend))
     return ExitCode.OK
 
 

@@ -229,6 +229,9 @@ class CorpusSaver:
         self.saved = 0
         self.errors: list[str] = []
         self.stamp = now()
+        # By failure signature: the entry file holding it, and whether this run added it (new) or found
+        # it already saved; the reports name the file.
+        self.files: dict[tuple, tuple[str, bool]] = {}
 
     def __call__(self, failure, protocol: str) -> None:
         """Save ``failure``, found calling the summarizer with ``protocol`` (as the runner resolved it)."""
@@ -239,9 +242,14 @@ class CorpusSaver:
                             failure.detail, getattr(failure, "trials", None),
                             tuple(invariant for invariant, _ in getattr(failure, "also", ())))
         try:
-            self.saved += save_entry(entry, self.directory)[1]
+            path, added = save_entry(entry, self.directory)
         except (OSError, HarnessError) as exc:
             self.errors.append(f"{type(exc).__name__}: {exc}")
+            return
+        self.saved += added
+        signature = getattr(failure, "signature", None)
+        if signature is not None:
+            self.files[signature] = (str(path), bool(added))
 
 
 def now() -> str:

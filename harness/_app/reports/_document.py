@@ -81,6 +81,7 @@ def report_dict(result: RunResult) -> dict[str, Any]:
                 "expected": f.expected,
                 "found": f.found,
                 "reproduce": _reproduce(result, f),
+                **_corpus(result, f),
             }
             for f in result.failures
         ],
@@ -88,7 +89,7 @@ def report_dict(result: RunResult) -> dict[str, Any]:
         "findings": [{"invariants": list(f.invariants), "also_seen": list(f.also_seen), "fact_kind": f.fact_kind,
                       "also_kinds": list(f.also_kinds),
                       "fact_id": f.fact_id, "round": f.round, "minimal_turns": len(f.transcript.turns),
-                      "evidence": f.evidence, "reproduce": _reproduce(result, f), "violation": n}
+                      "evidence": f.evidence, "reproduce": _reproduce(result, f), **_corpus(result, f), "violation": n}
                      for n, f in enumerate(result.failures)],
         "degradations": result.degradations,
         "infra_errors": [{"kind": e.kind, "message": e.message, "example": e.example, "output": e.output}
@@ -112,6 +113,12 @@ def fuzz_report_dict(fuzz: FuzzResult) -> dict[str, Any]:
                         "first_failure_executions": s.first_failure_executions, "restarts": s.restarts,
                         "directory": s.directory}
     return document
+
+
+def _corpus(result: RunResult, f: Failure) -> dict[str, Any]:
+    """The corpus entry saved for ``f`` (``corpus_file``), and whether this run added it (``corpus_new``)."""
+    path, added = result.corpus_files.get(f.signature, (None, False))
+    return {"corpus_file": path, "corpus_new": added}
 
 
 def _reproduce(result: RunResult, f: Failure) -> str:
@@ -193,6 +200,7 @@ def check_report(data: Any, source: str) -> None:
         v.str_list("invariants", default=[])
         v.str_list("also_seen", default=[])
         v.str_list("also_kinds", default=[])
+        v.optional_str("corpus_file")
         for also in v.children("also", default=[]):
             also.str("invariant")
             also.str("detail")

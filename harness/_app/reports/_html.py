@@ -3,26 +3,36 @@
 Everything is rendered from the JSON report (``report_dict``), so ``--report-html``
 on a run and ``compaction-harness report`` on files saved from earlier runs
 give the same page. The page has its style and its one script (the copy
-button) inline and a Content-Security-Policy that forbids loading anything,
-so it opens the same from a CI artifact, a laptop or a phone.
+button, and opening folded blocks an in-page link points into) inline and a
+Content-Security-Policy that forbids loading anything, so it opens the same
+from a CI artifact, a laptop or a phone.
+
+A page is navigated from its indexes: each report's section opens with an index of its findings, one
+row per finding linking to its block (``id="runN-failureK"``, K the finding's place in ``violations``,
+from 1), and each block links back; a block's minimal transcript and what the summarizer returned are
+folded (``<details>``). Several plain reports (nights, oldest first) get NEW / FIXED / STILL FAILING at
+the top (``_trend``), and every section but the newest is folded.
 """
 
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Sequence
 from html import escape
+from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from harness._base._wholetoken import token_spans
 from harness._app._outcome import ExitCode
-from harness._app.judging._survival import Survival
-from harness._app.reports._chart import DEFAULT_THRESHOLD, kind_colour, survival_svg
+from harness._app.reports._chart import DEFAULT_THRESHOLD, chart_columns, kind_colour, survival_section, survival_svg
 from harness._app.reports._document import report_survival
 from harness._app.reports._html_assets import CSP, SCRIPT, STYLE
 from harness._app.reports._text import message_text, printable
+from harness._app.reports._trend import Trend, findings_of, nightly, trend_html
 
-__all__ = ["render_html", "comparison_html", "charted_rounds", "Report"]
+__all__ = ["render_html", "comparison_html", "block_id", "Report"]
 
 #: A JSON report and where it came from (a file name, or "this run").
 Report = tuple[str, dict[str, Any]]
@@ -37,16 +47,35 @@ def _e(value: Any) -> str:
     return escape(printable(str(value)))
 
 
+def block_id(anchor: str, violation: int) -> str:
+    """The ``id`` of the block of ``violations[violation]`` in the section ``anchor`` ("run1", ...)."""
+    return f"{anchor}-failure{violation + 1}"
+
+
 def render_html(reports: Sequence[Report], *, threshold: float = DEFAULT_THRESHOLD, title: str | None = None,
-                comparison: str = "") -> str:
-    """One page for one or more JSON reports (``comparison`` is extra HTML placed first, from ``compare``)."""
+                comparison: str = "", html_path: str | None = None, trend: Trend | None = None) -> str:
+    """One page for one or more JSON reports (``comparison`` is extra HTML placed first, from ``compare``).
+
+    ``html_path`` is where the page will be written, so corpus entries are linked relative to it; ``trend``
+    is what changed between the last two (default: computed when there are several and no comparison)."""
     heading = title or ("compaction-harness report" if len(reports) == 1 else
                         f"compaction-harness: {len(reports)} reports")
     body = [f"<h1>{_e(heading)}</h1>", comparison]
+    if trend is None and len(reports) > 1 and not comparison:
+        trend = nightly(reports)
+    marks: dict[int, str] = {}
+    if trend is not None:
+        last, before = f"run{len(reports)}", f"run{len(reports) - 1}"
+        body.append(trend_html(trend, lambda side, n: "#" + block_id(last if side == "new" else before, n)))
+        marks = {f.violation: "new" for f in trend.new if f.violation is not None}
+        marks.update({m.new.violation: "still failing" for m in trend.still if m.new.violation is not None})
     if len(reports) > 1 and not comparison:  # a comparison has its own table of the sides, corpus included
         body.append(_runs_table(reports))
     for n, (source, document) in enumerate(reports):
-        body.append(_run_section(source, document, threshold, anchor=f"run{n + 1}", many=len(reports) > 1))
+        newest = n == len(reports) - 1
+        body.append(_run_section(source, document, threshold, anchor=f"run{n + 1}", many=len(reports) > 1,
+                                 html_path=html_path, marks=marks if newest else {},
+                                 folded=trend is not None and not newest))
     return (f'<!doctype html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
             f'<meta http-equiv="Content-Security-Policy" content="{CSP}">\n'
             f'<meta name="viewport" content="width=device-width, initial-scale=1">\n<title>{_e(heading)}</title>\n'
@@ -68,24 +97,83 @@ def _runs_table(reports: Sequence[Report]) -> str:
             "<th>examples</th><th>violations</th><th>status</th></tr>" + "".join(rows) + "</table></div>")
 
 
-def _run_section(source: str, d: dict[str, Any], threshold: float, *, anchor: str, many: bool) -> str:
+_PARTS = (("index", "findings"), ("survival", "survival"), ("failures", "failures"), ("unclear", "unclear readings"),
+          ("notices", "summarizer failures and notices"))
+
+
+def _run_section(source: str, d: dict[str, Any], threshold: float, *, anchor: str, many: bool,
+                 html_path: str | None = None, marks: dict[int, str] | None = None, folded: bool = False) -> str:
     out = [f'<section id="{anchor}">']
+    violations = d.get("violations", [])
     if many:
         out.append(f"<h2>{_e(source)}: {_e(d.get('summarizer'))}</h2>")
+    if folded:  # an older night: one click away, opened by any link into it
+        out.append(f'<details class="run"><summary>An earlier report: {len(violations)} failure(s), '
+                   f"{_e(_EXIT.get(d.get('exit_code'), d.get('exit_code')))} (open it)</summary>")
     out.append(_summary(d))
-    out.append(_survival_section(d, source, threshold))
-    violations = d.get("violations", [])
-    out.append(f"<h2>Failures ({len(violations)})</h2>")
+    out.append('<nav class="toc">' + " · ".join(f'<a href="#{anchor}-{h}">{t}</a>' for h, t in _PARTS) + "</nav>")
+    out.append(_index(source, d, anchor, html_path, marks or {}))
+    out.append(survival_section(d, source, threshold, anchor=anchor))
+    out.append(f'<h2 id="{anchor}-failures">Failures ({len(violations)})</h2>')
     if not violations:
         out.append('<p class="muted">No invariant was violated in what was judged.</p>')
-    out.extend(_failure(v, i, anchor) for i, v in enumerate(violations))
-    out.append(_unclear(d))
+    out.extend(_failure(v, i, anchor, _corpus_link(v.get("corpus_file"), v.get("corpus_new"), source, html_path))
+               for i, v in enumerate(violations))
+    out.append(_unclear(d, anchor))
     if d.get("corpus_replay") is not None:
         out.append(_corpus_replay(d["corpus_replay"]))
     out.append(_degradations(d))
-    out.append(_infra(d))
-    out.append("</section>")
+    out.append(_infra(d, anchor))
+    out.append("</details></section>" if folded else "</section>")
     return "\n".join(out)
+
+
+def _index(source: str, d: dict[str, Any], anchor: str, html_path: str | None, marks: dict[int, str]) -> str:
+    """One row per finding, linked to its block; then any violation no ``findings`` row names."""
+    violations = d.get("violations") or []
+    rows = [f for f in findings_of(d) if f.violation is not None]
+    named = {f.violation for f in rows}
+    rows += [f for f in findings_of({"violations": violations}) if f.violation not in named]
+    head = f'<h2 id="{anchor}-index">Findings ({len(rows)})</h2>'
+    if not rows:
+        return head + '<p class="muted">None: no invariant was violated in what was judged.</p>'
+    out = []
+    for k, f in enumerate(rows, 1):
+        v = violations[f.violation]
+        where = f"compaction {v['round'] + 1}" if isinstance(v.get("round"), int) else "the session"
+        turns = f.minimal_turns if f.minimal_turns is not None else len((v.get("transcript") or {}).get("turns", []))
+        mark = marks.get(f.violation, "")
+        mark = f'<td class="{"new" if mark == "new" else ""}">{_e(mark)}</td>' if marks else ""
+        out.append(f'<tr><td>{k}</td><td><a href="#{block_id(anchor, f.violation)}">{_e(" + ".join(f.invariants))}'
+                   f"</a></td><td>{_e(f.fact_kind)}</td><td>{_e(turns)}</td><td>{_e(where)}</td>{mark}"
+                   f"<td>{_corpus_link(f.corpus_file, None, source, html_path) or '-'}</td></tr>")
+    since = "<th>since the report before</th>" if marks else ""
+    return (head + '<div class="scroll"><table class="diff index"><tr><th>#</th><th>invariants</th><th>fact kind</th>'
+            f"<th>minimal turns</th><th>first failed at</th>{since}<th>corpus entry</th></tr>" + "".join(out)
+            + "</table></div>")
+
+
+def _corpus_link(path: Any, new: Any, source: str, html_path: str | None) -> str:
+    """The corpus entry saved for a finding, linked (relative to the page when its place is known), or ""."""
+    if not isinstance(path, str) or not path:
+        return ""
+    note = {True: " (new entry)", False: " (already in the corpus)"}.get(new, "") if isinstance(new, bool) else ""
+    return (f'<a class="corpus-link" href="{escape(_corpus_href(path, source, html_path), quote=True)}">'
+            f"{_e(path)}</a>{note}")
+
+
+def _corpus_href(path: str, source: str, html_path: str | None) -> str:
+    entry = Path(path)
+    if html_path is None:  # where the page will be is unknown: as written (relative to where the run was started)
+        return entry.as_uri() if entry.is_absolute() else quote(entry.as_posix())
+    if not entry.is_absolute():  # relative to the run's directory; a report read from a file may sit beside it
+        beside = Path(source).parent / entry
+        entry = beside if not entry.exists() and beside.exists() else entry
+    try:
+        return quote(Path(os.path.relpath(os.path.abspath(entry), os.path.dirname(os.path.abspath(html_path))))
+                     .as_posix())
+    except ValueError:  # another drive
+        return Path(os.path.abspath(entry)).as_uri()
 
 
 def _summary(d: dict[str, Any]) -> str:
@@ -123,73 +211,16 @@ def _side_code(d: dict[str, Any]) -> Any:
     return 1 if failing and d.get("exit_code") == 0 else d.get("exit_code")
 
 
-def _survival_section(d: dict[str, Any], source: str, threshold: float) -> str:
-    survival = report_survival(d, source)
-    head = "<h2>Survival over compaction rounds</h2>"
-    if survival is None:
-        return head + '<p class="muted">This report has no survival counts (written by an older version).</p>'
-    if not survival.rounds:
-        return head + '<p class="muted">No compaction was judged.</p>'
-    if not survival.kinds():
-        return head + ('<p class="muted">No kind is counted: none of the selected oracles reports a lost obligation of '
-                       "the kinds that were live (a retention oracle, oracles/README.md), so an obligation they found "
-                       "nothing wrong with may still have been dropped.</p>")
-    charted, cutoff = charted_rounds(survival)
-    legend = []
-    for i, kind in enumerate(survival.kinds()):
-        colour, _ = kind_colour(i)
-        cliff = survival.cliff(kind, threshold)  # over every round, charted or not
-        note = f"below {threshold:.0%} from round {cliff + 1}" if cliff is not None else f"never below {threshold:.0%}"
-        if cliff is not None and cliff >= len(charted.rounds):
-            note += f", reached by {survival.sessions[cliff]} session(s): past the chart, in the numbers below"
-        legend.append(f'<li data-kind="{_e(kind)}"><span class="swatch" style="background:{colour}"></span>'
-                      f"{_e(kind)} <span class=\"muted\">({note})</span></li>")
-    left_out = (f" Rounds {len(charted.rounds) + 1} to {len(survival.rounds)} were reached by fewer than {cutoff} "
-                f"sessions and are left out of the chart (they are in the numbers below)."
-                if len(charted.rounds) < len(survival.rounds) else "")
-    return (head + f'<p class="muted">Share of the live obligations of each kind that the summarizer kept (bent ones '
-            f"counted as kept, unclear ones left out) after each compaction, over every session of the run ({survival.sessions[0]} "
-            f"sessions compacted at least once); a ring marks the first round below the threshold. A kind is "
-            f"counted only when a selected oracle reports its losses (Oracle.retention).{left_out}</p>"
-            f'<div class="chart">{survival_svg(charted, threshold)}</div><ul class="legend">{"".join(legend)}</ul>'
-            + _survival_numbers(survival, threshold))
-
-
-def charted_rounds(survival: Survival) -> tuple[Survival, int]:
-    """The rounds worth a point on the chart: those reached by at least a tenth of the sessions (and 3), so
-    the last few long sessions do not draw a tail of noise; and that least number of sessions."""
-    cutoff = max(3, -(-survival.sessions[0] // 10)) if survival.sessions else 3
-    shown = sum(1 for n in survival.sessions if n >= cutoff) or min(1, len(survival.rounds))
-    return Survival(survival.rounds[:shown], survival.sessions[:shown]), cutoff
-
-
-def _survival_numbers(survival: Survival, threshold: float) -> str:
-    rounds = range(len(survival.rounds))
-    head = "".join(f"<th>{r + 1}</th>" for r in rounds)
-    rows = []
-    for kind in survival.kinds():
-        cells = []
-        for r in rounds:
-            t = survival.tally(kind, r)
-            share = survival.share(kind, r)
-            below = ' class="below"' if share is not None and share < threshold else ""
-            unclear = f" ({t.unclear} unclear)" if t.unclear else ""
-            cells.append(f"<td{below}>{t.kept + t.bent}/{t.settled}{unclear}</td>" if t.live else "<td></td>")
-        rows.append(f"<tr><th>{_e(kind)}</th>{''.join(cells)}</tr>")
-    return ('<details><summary>The numbers (kept/live per round)</summary><div class="scroll"><table class="numbers">'
-            f"<tr><th>kind \\ round</th>{head}</tr>{''.join(rows)}</table></div></details>")
-
-
 # -- one failure ------------------------------------------------------------------------------------------------------
 
-def _failure(v: dict[str, Any], index: int, anchor: str) -> str:
+def _failure(v: dict[str, Any], index: int, anchor: str, corpus: str = "") -> str:
     transcript = v.get("transcript") or {}
     facts = [f for f in transcript.get("facts", []) if isinstance(f, dict)]
     failing = next((f for f in facts if f.get("id") == v.get("fact_id")), None)
     where = (f"compaction {v['round'] + 1}, after turn {v.get('boundary')}" if isinstance(v.get("round"), int)
              else "across the session")
     kind = v.get("fact_kind") or "structure"
-    out = [f'<article class="failure" id="{anchor}-failure{index + 1}" data-invariant="{_e(v["invariant"])}">',
+    out = [f'<article class="failure" id="{block_id(anchor, index)}" data-invariant="{_e(v["invariant"])}">',
            f'<h3>✗ {_e(v["invariant"])} — {_e(kind)} <span class="muted">({_e(v.get("severity"))}; '
            f"{_e(where)})</span></h3>", f"<p>{_e(v.get('detail', ''))}</p>"]
     also = [a for a in v.get("also") or [] if isinstance(a, dict)]
@@ -209,19 +240,20 @@ def _failure(v: dict[str, Any], index: int, anchor: str) -> str:
     turns = transcript.get("turns", [])
     original = v.get("original_turns")
     budget = f", fails at budget {v['budget']}" if v.get("budget") else ""
-    out.append(f'<p class="muted">Minimal transcript: {len(turns)} turns (first seen in {_e(original)}), '
-               f"{len(facts)} obligation(s){_e(budget)}; shrunk in {_e(v.get('shrink_checks'))} checks, "
-               f"{_e(v.get('shrink_summarizer_calls'))} new summarizer calls"
+    out.append(f'<p class="muted">Shrunk to {len(turns)} turns from {_e(original)} in {_e(v.get("shrink_checks"))} '
+               f"checks ({_e(v.get('shrink_summarizer_calls'))} new summarizer calls){_e(budget)}"
                + (f"; {_e(v['rate'])}" if v.get("rate") else "") + "</p>")
     if v.get("shrink_stopped"):
         out.append(f'<p class="notice">Shrinking stopped early ({_e(v["shrink_stopped"])}): this is the '
                    f"smallest failing transcript found so far.</p>")
+    if corpus:
+        out.append(f'<p class="corpus">Corpus entry: {corpus}</p>')
     out.append(_turns(turns, facts, failing, v.get("elided") or []))
     out.append(_context(v, facts, failing))
     command = str(v.get("reproduce", ""))
     out.append(f'<div class="reproduce"><pre><code>{_e(command)}</code></pre>'
                f'<button class="copy" type="button" data-copy="{escape(command, quote=True)}">Copy</button></div>')
-    out.append("</article>")
+    out.append(f'<p class="back"><a href="#{anchor}-index">↑ back to the index</a></p></article>')
     return "\n".join(out)
 
 
@@ -256,7 +288,9 @@ def _turns(turns: list, facts: list, failing: dict | None, elided: list) -> str:
             text += (f' <span class="muted">← {_e(ended.get("id"))} '
                      f'{_e((ended.get("fate") or {}).get("status"))} here</span>')
         items.append(f'<li{cls} data-turn="{i}"><span class="role">[{i}] {role}</span>{text}{calls}{answer}</li>')
-    return '<h4>Minimal transcript</h4><ol class="turns">' + "".join(items) + "</ol>"
+    stated = f", the failing one stated at turn {failing.get('origin_turn')}" if failing else ""
+    return (f'<details class="fold transcript"><summary>minimal transcript: {len(turns)} turns, {len(facts)} '
+            f'obligation(s){_e(stated)}</summary><ol class="turns">' + "".join(items) + "</ol></details>")
 
 
 def _context(v: dict[str, Any], facts: list, failing: dict | None) -> str:
@@ -283,7 +317,9 @@ def _context(v: dict[str, Any], facts: list, failing: dict | None) -> str:
     key = ('<p class="muted">Marked: <mark class="evidence">what the oracle found</mark>, <mark class="bent">the failing '
            'obligation\'s words</mark>, <mark class="kept">other obligations\' words that survived</mark>.</p>')
     shown = _highlight(text, needles) if text.strip() else '<span class="muted">(no text at all)</span>'
-    return f'<h4>What the summarizer returned</h4>{key}<div class="context">{shown}</div>{notes}'
+    size = f"{len(texts)} message(s), {len(text):,} characters" + (", words lost" if lost else "")
+    return (f'{notes}<details class="fold returned"><summary>what the summarizer returned: {size}</summary>{key}'
+            f'<div class="context">{shown}</div></details>')
 
 
 def _occurrences(text: str, needle: str):
@@ -332,10 +368,10 @@ def _corpus_replay(outcomes: list[dict]) -> str:
     return f'<h2>Corpus replay</h2><p class="muted">{_e(summary)}.</p>{table}'
 
 
-def _unclear(d: dict[str, Any]) -> str:
+def _unclear(d: dict[str, Any], anchor: str) -> str:
     """The readings the oracles could not settle, each with its obligation, sentence and why: for review."""
     unclear = d.get("unclear") or []
-    head = f'<h2 id="unclear">Unclear readings ({len(unclear)})</h2>'
+    head = f'<h2 id="{anchor}-unclear">Unclear readings ({len(unclear)})</h2>'
     if not unclear:
         return head + '<p class="muted">None: every reading was settled either way.</p>'
     fails = d.get("unclear_mode") == "fail"
@@ -360,7 +396,7 @@ def _degradations(d: dict[str, Any]) -> str:
             f'failures, counted per oracle.</p><table class="diff"><tr><th>oracle</th><th>times</th></tr>{rows}</table>')
 
 
-def _infra(d: dict[str, Any]) -> str:
+def _infra(d: dict[str, Any], anchor: str) -> str:
     items = []
     kinds: dict[str, list[dict]] = {}  # grouped by kind, as the text report does: a run can crash thousands of times
     for e in d.get("infra_errors") or []:
@@ -379,7 +415,7 @@ def _infra(d: dict[str, Any]) -> str:
     if d.get("cache_discarded"):
         items.append(f'<div class="notice">call cache: {len(d["cache_discarded"])} damaged entries ignored and '
                      f"recomputed</div>")
-    head = "<h2>Summarizer failures and notices</h2>"
+    head = f'<h2 id="{anchor}-notices">Summarizer failures and notices</h2>'
     return head + ("".join(items) if items else '<p class="muted">None: the summarizer answered every call.</p>')
 
 
@@ -435,9 +471,9 @@ def comparison_html(document: dict[str, Any], *, threshold: float = DEFAULT_THRE
     survivals = [report_survival(side["report"], side["summarizer"]) for side in document.get("sides", [])]
     order = sorted({kind for s in survivals if s is not None for kind in s.kinds()})
     for side, survival in zip(document.get("sides", []), survivals):
-        chart = survival_svg(charted_rounds(survival)[0] if survival is not None and survival.rounds else survival,
-                             threshold, title=f"Survival: {side['summarizer']}", colour_order=order) \
-            if survival is not None and survival.kinds() else '<p class="muted">No survival counts.</p>'
+        chart = survival_svg(chart_columns(survival), threshold, title=f"Survival: {side['summarizer']}",
+                             colour_order=order) if survival is not None and survival.kinds() else \
+            '<p class="muted">No survival counts.</p>'
         charts.append(f'<div><h3>{_e(side["summarizer"])}</h3><div class="chart">{chart}</div></div>')
     legend = "".join(f'<li><span class="swatch" style="background:{kind_colour(i)[0]}"></span>{_e(kind)}</li>'
                      for i, kind in enumerate(order))

@@ -1,4 +1,8 @@
-"""The HTML report's style and its one script, inline in every page (nothing is fetched at view time)."""
+"""The HTML report's style and its one script, inline in every page (nothing is fetched at view time).
+
+The script copies a reproduce command, and opens the folded blocks (``<details>``) an in-page link points
+into before the browser scrolls to it (on a click, and for the address's ``#id`` when the page opens).
+"""
 
 __all__ = ["STYLE", "SCRIPT", "CSP"]
 
@@ -49,11 +53,39 @@ table.diff th, table.diff td { border-bottom:1px solid var(--line); padding:4px 
 .side-by-side { display:grid; grid-template-columns:repeat(auto-fit, minmax(320px, 1fr)); gap:16px; }
 .notice { border-left:4px solid var(--warn); background:#fff8e6; padding:6px 10px; margin:6px 0; overflow-wrap:anywhere; }
 .notice pre { white-space:pre-wrap; margin:.3em 0 0; font-size:.8rem; }
+details.fold { margin:.4em 0; } details > summary { cursor:pointer; color:var(--muted); font-size:.9rem; }
+details.fold > summary { padding:3px 0; } details.fold[open] > summary { margin-bottom:.3em; }
+details.run > summary { font-weight:600; padding:6px 0; color:var(--fg); }
+.toc { font-size:.85rem; margin:.6em 0; } .back { margin:.4em 0 0; font-size:.85rem; text-align:right; }
+.corpus { font-size:.9rem; overflow-wrap:anywhere; } table.index td { vertical-align:top; }
+table.index td:last-child { overflow-wrap:anywhere; font-size:.85rem; }
+.kind-charts { max-width:none; display:grid; grid-template-columns:repeat(auto-fill, minmax(250px, 1fr));
+               gap:8px 16px; }
+.kind-chart { margin:0; } .kind-chart figcaption { font-size:.85rem; }
+svg.small .axis, svg.small .threshold-label { font-size:10px; }
+svg .pooled { fill:#f3f4f8; } svg .point.few { opacity:.35; }
+.trend { border:1px solid var(--line); border-radius:6px; padding:4px 14px 10px; margin:10px 0 18px; }
+.trend h2 { margin-top:.6em; } .trend h3 { margin-bottom:.2em; }
+h1, h2, h3, .trend p { overflow-wrap:anywhere; }
+:target { scroll-margin-top:8px; } article.failure:target { box-shadow:0 0 0 3px #f5c6c0; }
 """
 
 
 SCRIPT = """
+function reveal(id) {
+  var target = id && document.getElementById(id);
+  for (var at = target; at; at = at.parentElement) if (at.tagName === 'DETAILS') at.open = true;
+  return target;
+}
+function revealHash() {
+  var target = reveal(decodeURIComponent(location.hash.slice(1)));
+  if (target) target.scrollIntoView();
+}
+window.addEventListener('hashchange', revealHash);
+if (location.hash) revealHash();
 document.addEventListener('click', function (event) {
+  var link = event.target.closest('a[href^="#"]');
+  if (link) { reveal(decodeURIComponent(link.getAttribute('href').slice(1))); return; }
   var button = event.target.closest('button.copy');
   if (!button) return;
   var text = button.getAttribute('data-copy');

@@ -9,7 +9,7 @@ from harness._app.fuzzing._fuzz import FuzzResult
 from harness._app.reports._reproduce import reproduce_command
 from harness._app.running._results import Failure, RunResult, turn_stats
 
-__all__ = ["render_text", "render_fuzz_text", "printable", "clip", "message_text"]
+__all__ = ["render_text", "render_fuzz_text", "render_finding", "printable", "clip", "message_text"]
 
 
 def printable(text: str) -> str:
@@ -102,7 +102,16 @@ def _failure_block(result: RunResult, f: Failure, show_context: bool = False) ->
                          + ("  (--show-context shows it whole)" if len(summary) > 200 else ""))
     file = result.reproduce_files.get(f.signature)
     lines.append(f"  reproduce: {reproduce_command(result, only=','.join(f.invariants), transcript_file=file)}")
+    saved = result.corpus_files.get(f.signature)
+    if saved is not None:
+        lines.append(f"  corpus entry: {saved[0]} ({'new' if saved[1] else 'already saved'})")
     return lines
+
+
+def render_finding(result: RunResult, f: Failure, *, show_context: bool = False) -> str:
+    """One finding as the text report shows it: what broke, the minimal transcript, what came back, how to
+    reproduce it (the pytest plugin's item for an invariant fails with these)."""
+    return "\n".join(_failure_block(result, f, show_context))
 
 
 def _findings_table(failures: tuple[Failure, ...]) -> list[str]:

@@ -164,6 +164,8 @@ class RunResult:
     survival: Survival = field(default_factory=Survival)  # per round and fact kind, over the sessions explored
     unjudged: tuple[tuple[str, str], ...] = ()  # selected oracles that judged nothing, and why (``unjudged_oracles``)
     unclear: tuple[Unclear, ...] = ()  # readings the oracles could not settle, for review (``Unclear``)
+    # By signature, the corpus entry file saved for a failure and whether this run added it (``--corpus``).
+    corpus_files: dict[tuple[str, str | None], tuple[str, bool]] = field(default_factory=dict)
 
     @property
     def nondeterministic(self) -> bool:
