@@ -1,5 +1,6 @@
 """The pytest plugin, driven through pytester (in a subprocess, so xdist's -n works)."""
 
+import json
 import os
 import subprocess
 import sys
@@ -33,14 +34,39 @@ def _seeded_names():
     return sorted(p.name for p in SEEDED.glob("*.json"))[:2]
 
 
+#: Items of the property search besides one per invariant (``harness._app._pytest_plugin``).
+EXTRA_ITEMS = 2
+
+
+def _harness_items(result) -> int:
+    """How many property-search items a session had: one per selected invariant, and the extra ones."""
+    return len({line.split("compaction-harness::property[", 1)[1].split("]", 1)[0] for line in result.outlines
+                if "compaction-harness::property[" in line})
+
+
+def _failed_items(result) -> set[str]:
+    """The invariants whose property-search item failed, from pytest's short summary."""
+    return {line.split("compaction-harness::property[", 1)[1].split("]", 1)[0] for line in result.outlines
+            if line.startswith("FAILED ") and "compaction-harness::property[" in line}
+
+
+def _passes_everything(result, corpus_entries: int) -> None:
+    outcomes = result.parseoutcomes()
+    assert outcomes.get("failed", 0) == 0 and outcomes.get("errors", 0) == 0, outcomes
+    ran = outcomes.get("passed", 0) + outcomes.get("skipped", 0)
+    assert ran == 1 + _harness_items(result) + corpus_entries  # the project's test, the search, each entry
+    assert _harness_items(result) > EXTRA_ITEMS + 20  # one per invariant of the catalogue
+
+
 def test_plugin_passes_a_correct_summarizer_and_replays_the_corpus(pytester):
     pytester.makepyfile(EMPTY_TEST)
     _corpus(pytester, *_seeded_names())
     result = pytester.runpytest_subprocess("--summarizer", "harness.summarizers.ledgered:summarize",
                                            "--summarizer-protocol", "rich", "--summarizer-corpus", "corpus",
-                                           "--summarizer-max-turns", "200", "-p", "no:cacheprovider")
-    result.assert_outcomes(passed=4)
+                                           "--summarizer-max-turns", "200", "-p", "no:cacheprovider", "-v")
+    _passes_everything(result, corpus_entries=2)
     result.stdout.fnmatch_lines(["compaction-harness: summarizer harness.summarizers.ledgered:summarize, profile dev, seed *"])
+    assert "compaction-harness::property[commitment-retained] PASSED" in result.stdout.str()
 
 
 def test_plugin_fails_a_mutant_with_a_readable_report_and_saves_it(pytester):
@@ -48,16 +74,19 @@ def test_plugin_fails_a_mutant_with_a_readable_report_and_saves_it(pytester):
     result = pytester.runpytest_subprocess("--summarizer", "harness.summarizers.mutants:softens_prohibition",
                                            "--summarizer-protocol", "rich", "--summarizer-corpus", "corpus",
                                            "--summarizer-save", "--summarizer-seed", "3",
-                                           "--summarizer-max-turns", "200", "-p", "no:cacheprovider")
-    result.assert_outcomes(passed=1, failed=1)
+                                           "--summarizer-max-turns", "200", "-p", "no:cacheprovider", "-v")
+    assert result.parseoutcomes()["failed"] == 1  # the one invariant the mutant breaks, by name:
+    assert _failed_items(result) == {"negation-polarity"}
     result.stdout.fnmatch_lines(["*✗ negation-polarity — prohibition*", "*minimal transcript:*"])
+    result.stdout.fnmatch_lines(["compaction-harness: *seed 3 (reproduce with --summarizer-seed 3)",
+                                 "*reproduce: compaction-harness run * --seed 3 *"])  # one seed, said the same
     saved = list((pytester.path / "corpus").glob("*.json"))
     assert saved
     again = pytester.runpytest_subprocess("--summarizer", "harness.summarizers.mutants:softens_prohibition",
                                           "--summarizer-protocol", "rich", "--summarizer-corpus", "corpus",
                                           "--summarizer-seed", "3", "--summarizer-max-turns", "200",
                                           "-p", "no:cacheprovider")
-    again.assert_outcomes(passed=1, failed=1 + len(saved))  # the saved entries now replay, and still fail
+    assert again.parseoutcomes()["failed"] == 1 + len(saved)  # the saved entries now replay, and still fail
 
 
 def test_plugin_under_xdist(pytester):
@@ -65,8 +94,30 @@ def test_plugin_under_xdist(pytester):
     _corpus(pytester, *_seeded_names())
     result = pytester.runpytest_subprocess("-n", "2", "--summarizer", "harness.summarizers.ledgered:summarize",
                                            "--summarizer-protocol", "rich", "--summarizer-corpus", "corpus",
-                                           "--summarizer-max-turns", "200", "-p", "no:cacheprovider")
-    result.assert_outcomes(passed=4)
+                                           "--summarizer-max-turns", "200", "-p", "no:cacheprovider", "-v")
+    _passes_everything(result, corpus_entries=2)
+
+
+def test_under_xdist_each_broken_invariant_is_its_own_failing_item_from_one_run(pytester):
+    pytester.makepyfile(EMPTY_TEST)
+    result = pytester.runpytest_subprocess("-n", "2", "--summarizer", "harness.summarizers.naive:tail",
+                                           "--summarizer-seed", "3", "--summarizer-max-turns", "200",
+                                           "--summarizer-corpus", "corpus", "--summarizer-save", "-p", "no:cacheprovider")
+    failed = _failed_items(result)
+    assert {"commitment-retained", "literal-verbatim", "budget-respected"} <= failed, failed
+    assert result.parseoutcomes()["failed"] == len(failed)
+    saved = list((pytester.path / "corpus").glob("*.json"))
+    assert saved and {json.loads(path.read_text())["invariant"] for path in saved} <= failed
+
+
+def test_the_harness_items_run_alone_with_their_marker(pytester):
+    pytester.makepyfile(EMPTY_TEST)
+    result = pytester.runpytest_subprocess("-m", "compaction_harness", "--summarizer",
+                                           "harness.summarizers.ledgered:summarize", "--summarizer-protocol", "rich",
+                                           "--summarizer-corpus", "none", "--summarizer-max-turns", "100",
+                                           "-p", "no:cacheprovider")
+    outcomes = result.parseoutcomes()
+    assert outcomes["deselected"] == 1 and outcomes.get("failed", 0) == 0  # the project's own test did not run
 
 
 @pytest.mark.parametrize(
@@ -156,12 +207,14 @@ def test_plugin_extend_reaches_the_summarizer_and_the_corpus(pytester):
               "--summarizer-max-turns", "150", "-p", "no:cacheprovider"]
     failing = pytester.runpytest_subprocess("--summarizer", f"{APPROVAL_MUTANTS}:claims_approval",
                                             "--summarizer-save", *common)
-    failing.assert_outcomes(passed=1, failed=1)
+    assert failing.parseoutcomes()["failed"] >= 1
+    assert "approval-gate-held" in _failed_items(failing)
     failing.stdout.fnmatch_lines(["*approval-gate-held*", f"*--extend {APPROVAL}*"])
     saved = list((pytester.path / "corpus").glob("*.json"))
     assert saved
     fixed = pytester.runpytest_subprocess("--summarizer", "harness.summarizers.prose:summarize", *common)
-    fixed.assert_outcomes(passed=2 + len(saved))  # the empty test, the property search, each entry now fixed
+    outcomes = fixed.parseoutcomes()  # the empty test, the property search, each entry now fixed
+    assert outcomes.get("failed", 0) == 0 and outcomes["passed"] >= 1 + len(saved) + 20
 
 
 def test_plugin_background_plants_obligations_in_the_teams_logs(pytester):
@@ -171,5 +224,5 @@ def test_plugin_background_plants_obligations_in_the_teams_logs(pytester):
     result = pytester.runpytest_subprocess("--summarizer", "harness.summarizers.mutants:softens_prohibition",
                                            "--summarizer-background", background, "--summarizer-seed", "5",
                                            "--summarizer-corpus", "none", "-p", "no:cacheprovider")
-    result.assert_outcomes(passed=1, failed=1)
+    assert result.parseoutcomes()["failed"] >= 1
     result.stdout.fnmatch_lines([f"*--background {background}*"])

@@ -62,8 +62,10 @@ def test_the_plugin_takes_rules(pytester):
     pytester.makepyfile("def test_nothing():\n    pass\n")
     common = ["-p", "no:cacheprovider", "--summarizer", f"{TEAM}:summarize", "--summarizer-max-turns", "200",
               "--summarizer-corpus", str(pytester.path / "none"), "-k", "property"]
-    pytester.runpytest_subprocess(*common).assert_outcomes(failed=1)  # default rules: "verboten" is no prohibition
-    pytester.runpytest_subprocess(*common, "--summarizer-rules", f"{TEAM}:RULES").assert_outcomes(passed=1)
+    default = pytester.runpytest_subprocess(*common).parseoutcomes()  # default rules: "verboten" is no prohibition
+    assert default.get("failed", 0) >= 1
+    team = pytester.runpytest_subprocess(*common, "--summarizer-rules", f"{TEAM}:RULES").parseoutcomes()
+    assert team.get("failed", 0) == 0 and team["passed"] > 20  # every invariant's item of the search passes
     bad = pytester.runpytest_subprocess(*common, "--summarizer-rules", f"{TEAM}:NOT_RULES")
     assert "--summarizer-rules" in bad.stderr.str() and "expected an oracles.ProseRules" in bad.stderr.str()
 

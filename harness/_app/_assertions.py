@@ -10,6 +10,7 @@ from harness._base._errors import CompactionViolation, InvalidArgument
 from harness._base._model import Transcript
 from harness._app.judging._judge import judge_session
 from harness._app.calling._loading import may_vary
+from harness._app.reports._text import clip
 from oracles import DEFAULT_RULES, ProseRules, select
 
 __all__ = ["assert_compaction_holds"]
@@ -39,6 +40,7 @@ def assert_compaction_holds(
     with ``compaction_may_vary = True`` is only noted. A reading the oracles could not settle is
     never a violation unless ``unclear="fail"``.
     """
+    __tracebackhide__ = True  # pytest shows the team's test failing, not our frames and their defaults
     if unclear not in ("review", "fail"):
         raise InvalidArgument(f"unclear={unclear!r}: expected 'review' or 'fail'")
     def call(request):
@@ -57,6 +59,17 @@ def assert_compaction_holds(
     if problems:
         if ev.infra is not None:
             problems.append(f"and then the summarizer failed: {ev.infra}")
-        raise CompactionViolation("\n".join(problems))
+        raise CompactionViolation("\n".join([*problems, *_turns(transcript)]))
     if ev.infra is not None:
         raise ev.infra
+
+
+def _turns(transcript: Transcript, *, shown: int = 12) -> list[str]:
+    """The transcript as turns (Hypothesis prints the example as the strategy built it, not as a reader wants)."""
+    turns = transcript.turns
+    lines = [f"the transcript ({len(turns)} turns{f', the first {shown} shown' if len(turns) > shown else ''}):"]
+    for index, turn in enumerate(turns[:shown]):
+        calls = "".join(f" [calls {c.name} {c.id}]" for c in turn.tool_calls)
+        answered = f" [result for {turn.tool_call_id}]" if turn.tool_call_id else ""
+        lines.append(f"  [{index}] {turn.role.value}: {clip(turn.text)}{calls}{answered}")
+    return lines

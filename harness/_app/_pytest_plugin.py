@@ -3,18 +3,32 @@
 Kept thin: options and items here, the work in ``harness._app.running._run`` and
 ``harness._app.corpus._replay``, imported only when a summarizer is given (pytest loads
 this module in every session of every project that installs us).
+
+The property search is one run, but it is reported as one item per invariant (and one for the
+summarizer's own failures, one for a run that could not judge every example), so ``-q`` and JUnit say
+what broke. The run is made once per session: under xdist the first worker to need it makes it and the
+others read it (``_shared_result``). Every item carries the ``compaction_harness`` marker.
 """
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
+import os
+import pickle
 import secrets
+import tempfile
 from pathlib import Path
 
 import pytest
 
 _SEED = pytest.StashKey[int]()
+_RESULT = pytest.StashKey[object]()
 _PROFILES = ("dev", "ci", "nightly")
+#: The items of the property search besides one per invariant: the summarizer answered every call, and
+#: every example asked for was judged.
+_ANSWERED, _COMPLETE = "summarizer-answered", "every-example-judged"
+MARKER = "compaction_harness"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -59,6 +73,8 @@ def _int_option(config: pytest.Config, name: str, minimum: int) -> int:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", f"{MARKER}: an item of the compaction-harness plugin (run only them "
+                                       f"with -m {MARKER})")
     spec = config.getoption("summarizer")
     if spec is None:
         return
@@ -84,7 +100,8 @@ def pytest_configure(config: pytest.Config) -> None:
     try:  # fail at start-up, naming the option, rather than in every test
         for module in config.getoption("summarizer_extend"):
             load_module(module, option="--summarizer-extend")
-        resolve_protocol(load_callable(spec), config.getoption("summarizer_protocol"), option="--summarizer-protocol")
+        resolve_protocol(load_callable(spec), config.getoption("summarizer_protocol"), option="--summarizer-protocol",
+                         spec=spec)
         if config.getoption("summarizer_rules"):
             load_rules(config.getoption("summarizer_rules"), option="--summarizer-rules")
     except SpecError as exc:
@@ -127,10 +144,13 @@ class _Collector(pytest.Collector):
 class HarnessItem(pytest.Item):
     """One harness test: the property search, a bounded fuzzing session, or the replay of one corpus entry."""
 
-    def __init__(self, *, entry_path: Path | None = None, fuzz: bool = False, **kwargs):
+    def __init__(self, *, entry_path: Path | None = None, fuzz: bool = False, invariant: str | None = None,
+                 **kwargs):
         super().__init__(**kwargs)
         self.entry_path = entry_path
         self.fuzz = fuzz
+        self.invariant = invariant  # the property search's item for this invariant (or _ANSWERED, _COMPLETE)
+        self.add_marker(MARKER)
 
     def _seed(self) -> int:
         material = f"{self.config.stash[_SEED]}:{self.nodeid}".encode()
@@ -143,6 +163,46 @@ class HarnessItem(pytest.Item):
             self._property()
         else:
             self._replay()
+
+    def _property(self) -> None:
+        """This item's part of the one property search: its invariant's findings, each with its minimal
+        transcript; or the summarizer's failures; or why not every example was judged."""
+        # lazy: see pytest_configure
+        from harness._app.reports._text import render_finding
+        from harness._app.running._results import unjudged_oracles
+        from oracles import select
+
+        result = _shared_result(self)
+        seed = f"seed {result.seed}, {result.examples_run} examples"
+        if self.invariant == _ANSWERED:
+            if result.infra_errors:
+                lines = [f"example {e.example}: {e.kind}: {e.message}" for e in result.infra_errors[:5]]
+                raise HarnessFailure(f"the summarizer failed in {len(result.infra_errors)} example(s) ({seed}):\n"
+                                     + "\n".join(lines))
+            return
+        if self.invariant == _COMPLETE:
+            if result.incomplete is not None:
+                raise HarnessFailure(f"not every example was judged ({seed}): {result.incomplete}")
+            if result.unclear_fails:
+                first = result.unclear[0]
+                raise HarnessFailure(f"{len(result.unclear)} unclear reading(s), failing under --summarizer-unclear "
+                                     f"fail; first: {first.invariant} ({first.fact_kind}): {first.detail} | "
+                                     f"sentence: {first.sentence}")
+            if result.unclear:  # for review: pytest lists it in its warnings summary, the test passes
+                first = result.unclear[0]
+                self.warn(pytest.PytestWarning(
+                    f"compaction-harness: {len(result.unclear)} unclear reading(s) for review (not violations; "
+                    f"--summarizer-unclear fail makes them fail), first: {first.invariant} ({first.fact_kind}): "
+                    f"{first.detail} | sentence: {first.sentence}"))
+            return
+        # A finding this invariant saw in the session only (``also_seen``) fails it too: the run saw it broken.
+        found = [f for f in result.failures if self.invariant in (*f.invariants, *f.also_seen)]
+        if found:
+            blocks = "\n\n".join(render_finding(result, f) for f in found)
+            raise HarnessFailure(f"{self.invariant}: {len(found)} finding(s) ({seed})\n\n{blocks}")
+        unjudged = dict(unjudged_oracles(result.config, select()))
+        if self.invariant in unjudged:
+            pytest.skip(f"{self.invariant} judged nothing: {unjudged[self.invariant]}")
 
     def _fuzz(self) -> None:
         # lazy: see pytest_configure
@@ -160,31 +220,24 @@ class HarnessItem(pytest.Item):
         if result.exit_code:
             raise HarnessFailure(render_fuzz_text(result))
 
-    def _property(self) -> None:
+    def property_run(self):
+        """The property search this session's items report on (made once: see ``_shared_result``). Its seed
+        is the run seed of the header, so the header and the reproduce line say the same."""
         # lazy: see pytest_configure
         from harness._app.corpus._entries import CorpusSaver
         from harness._app._profiles import profile
-        from harness._app.reports._text import render_text
         from harness._app.running._run import run
 
         cfg = self.config
         chosen = profile(cfg.getoption("summarizer_profile"))
         database = chosen.database.path if getattr(chosen.database, "path", None) else None
-        config = self._run_config(examples=chosen.max_examples, seed=self._seed(),
+        config = self._run_config(examples=chosen.max_examples, seed=cfg.stash[_SEED],
                                   max_turns=int(cfg.getoption("summarizer_max_turns")),
                                   database=str(database) if database else None,
                                   background=cfg.getoption("summarizer_background"))
         corpus = cfg.getoption("summarizer_corpus") if cfg.getoption("summarizer_save") else None
         saver = CorpusSaver(corpus, summarizer=config.calling.summarizer, budget=config.judging.budget)
-        result = run(config, on_failure=saver)
-        if result.exit_code:
-            raise HarnessFailure(render_text(result))
-        if result.unclear:  # for review: pytest lists it in its warnings summary, the test passes
-            first = result.unclear[0]
-            self.warn(pytest.PytestWarning(
-                f"compaction-harness: {len(result.unclear)} unclear reading(s) for review (not violations; "
-                f"--summarizer-unclear fail makes them fail), first: {first.invariant} ({first.fact_kind}): "
-                f"{first.detail} | sentence: {first.sentence}"))
+        return run(config, on_failure=saver)
 
     def _replay(self) -> None:
         # lazy: see pytest_configure
@@ -224,11 +277,41 @@ class HarnessItem(pytest.Item):
         return self.entry_path or Path("compaction-harness"), None, self.name
 
 
+def _shared_result(item: HarnessItem):
+    """The session's one property run: made by the first item that needs it; under xdist by the first
+    worker, the others waiting on a lock and reading what it wrote (keyed by xdist's run id)."""
+    config = item.config
+    if _RESULT in config.stash:
+        return config.stash[_RESULT]
+    run_id = getattr(config, "workerinput", {}).get("testrunuid")
+    if run_id is None:
+        config.stash[_RESULT] = item.property_run()
+        return config.stash[_RESULT]
+    factory = getattr(config, "_tmp_path_factory", None)  # pytest's: a worker's basetemp is in the run's own
+    shared = factory.getbasetemp().parent if factory is not None else Path(tempfile.gettempdir())
+    saved = shared / f"compaction-harness-{run_id}.pickle"
+    with open(saved.with_suffix(".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if saved.exists():
+            result = pickle.loads(saved.read_bytes())
+        else:
+            result = item.property_run()
+            partial = saved.with_suffix(f".{os.getpid()}.tmp")
+            partial.write_bytes(pickle.dumps(result))
+            partial.replace(saved)
+    config.stash[_RESULT] = result
+    return result
+
+
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list) -> None:
     if _SEED not in config.stash:
         return
+    # lazy: see pytest_configure (the oracles of a team's --summarizer-extend are registered by then)
+    from oracles import select
+
     parent = _Collector.from_parent(session, name="compaction-harness", nodeid="compaction-harness")
-    items.append(HarnessItem.from_parent(parent, name="property"))
+    for invariant in (*(o.id for o in select()), _ANSWERED, _COMPLETE):
+        items.append(HarnessItem.from_parent(parent, name=f"property[{invariant}]", invariant=invariant))
     if config.getoption("summarizer_fuzz") is not None:
         items.append(HarnessItem.from_parent(parent, name="fuzz", fuzz=True))
     corpus = Path(config.getoption("summarizer_corpus"))
