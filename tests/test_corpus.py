@@ -155,3 +155,12 @@ def test_seeded_entry_is_fixed_by_the_correct_compactor_and_kept_by_its_mutant(p
         assert replay_entry(path, entry, correct).status == "fixed"
     with Summarizer(CallOptions(entry.summarizer, protocol=entry.protocol, isolation="inline")) as original:
         assert replay_entry(path, entry, original).status == "failing"
+
+
+def test_replaying_an_empty_corpus_still_loads_the_summarizer(tmp_path, capsys):
+    empty = tmp_path / "corpus"
+    empty.mkdir()
+    good = ["replay", str(empty), "--allow-empty", "--summarizer", "harness.summarizers.ledgered:summarize"]
+    assert main(good) == 0
+    assert main(["replay", str(empty), "--allow-empty", "--summarizer", "harness.summarizers.nope:summarize"]) == 2
+    assert "harness.summarizers.nope" in capsys.readouterr().err  # a clean night with a typo is not green

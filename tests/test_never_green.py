@@ -52,9 +52,12 @@ def test_the_recorded_protocol_counts_only_for_the_summarizer_it_was_recorded_wi
     entry = _entry(3, summarizer="harness.summarizers.identity:summarize")
     save_entry(dataclasses.replace(entry, protocol="rich"), tmp_path)
     # identity takes messages: the entry's "rich" would call it wrongly, but it declares nothing and the
-    # entry was recorded with it, so its recorded protocol wins over the default...
+    # entry was recorded with it, so its recorded protocol wins over the default (and, not fitting the
+    # function, is refused when it loads, saying which protocol would)...
     assert main(["replay", str(tmp_path), "--summarizer", "harness.summarizers.identity:summarize", "--inline",
-                 "--quiet"]) == 3
+                 "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "'rich' protocol does (chosen by the corpus entry's protocol)" in err and "--protocol messages" in err
     # ...while an explicit --protocol always wins.
     assert main(["replay", str(tmp_path), "--summarizer", "harness.summarizers.identity:summarize", "--inline",
                  "--quiet", "--protocol", "messages"]) == 0
@@ -83,6 +86,8 @@ def test_a_corpus_directory_that_is_not_there_is_exit_2_naming_it(tmp_path, caps
     err = capsys.readouterr().err
     assert code == 2
     expected = "no such directory" if make == "missing" else "expected a directory, got a file"
+    if make == "file" and argv[0] == "replay":  # replay says what to do with a file instead
+        expected = "expected a corpus directory, got a file; to judge and minimize the transcript of one file, run"
     assert "PathError: " in err and f"{str(path)!r}: {expected}" in err
     assert not (tmp_path / "out").exists()  # merge checked its sources before writing anything
 

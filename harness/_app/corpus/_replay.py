@@ -130,6 +130,8 @@ def replay_corpus(directory: str | Path, config: RunConfig) -> Replay:
     and reports the entries judged so far.
     """
     corpus = load_corpus(directory)
+    if not corpus.entries:  # nothing to replay: still load the summarizer, so a misspelled one is exit 2 tonight
+        open_summarizer(config).close()
     summarizers: dict[str | None, Summarizer] = {}
     progress = Progress(len(corpus.entries), label="replaying", quiet=config.quiet)
     outcomes = []
