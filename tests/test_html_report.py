@@ -340,6 +340,15 @@ def test_the_index_links_the_findings_row_to_the_violation_it_names():
     assert [a.inner_text() for a in links] == ["supersession", "literal-verbatim"]
 
 
+def test_the_index_tells_two_findings_of_one_invariant_apart_by_evidence_and_lists_the_other_kinds():
+    dropped = violation("literal-verbatim", "literal_binding", also_kinds=("prohibition",))
+    near = violation("literal-verbatim", "literal_binding", "near-miss")
+    (index,) = _Tree(render_html([("this run", night(dropped, near))])).root.all("table", "index")
+    rows = [[cell.inner_text() for cell in row.all("td")] for row in index.all("tr")[1:]]
+    assert [row[2:4] for row in rows] == [["literal_binding (+ prohibition)", "absent"],
+                                          ["literal_binding", "near-miss"]]
+
+
 def test_each_transcript_and_returned_context_is_inside_a_closed_details_saying_what_is_in_it(mutant_report):
     for document in (night(LITERAL, SUPERSESSION), mutant_report[0]):
         tree = _Tree(render_html([("this run", document)]))

@@ -144,12 +144,13 @@ def _index(source: str, d: dict[str, Any], anchor: str, html_path: str | None, m
         turns = f.minimal_turns if f.minimal_turns is not None else len((v.get("transcript") or {}).get("turns", []))
         mark = marks.get(f.violation, "")
         mark = f'<td class="{"new" if mark == "new" else ""}">{_e(mark)}</td>' if marks else ""
+        kinds = f.fact_kind + (f" (+ {', '.join(f.also_kinds)})" if f.also_kinds else "")
         out.append(f'<tr><td>{k}</td><td><a href="#{block_id(anchor, f.violation)}">{_e(" + ".join(f.invariants))}'
-                   f"</a></td><td>{_e(f.fact_kind)}</td><td>{_e(turns)}</td><td>{_e(where)}</td>{mark}"
+                   f"</a></td><td>{_e(kinds)}</td><td>{_e(f.evidence or '-')}</td><td>{_e(turns)}</td><td>{_e(where)}</td>{mark}"
                    f"<td>{_corpus_link(f.corpus_file, None, source, html_path) or '-'}</td></tr>")
     since = "<th>since the report before</th>" if marks else ""
     return (head + '<div class="scroll"><table class="diff index"><tr><th>#</th><th>invariants</th><th>fact kind</th>'
-            f"<th>minimal turns</th><th>first failed at</th>{since}<th>corpus entry</th></tr>" + "".join(out)
+            f"<th>evidence</th><th>minimal turns</th><th>first failed at</th>{since}<th>corpus entry</th></tr>" + "".join(out)
             + "</table></div>")
 
 
