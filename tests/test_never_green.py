@@ -192,7 +192,7 @@ def test_the_text_report_says_both(capsys):
           "--max-turns", "300", "--seed", "1", "--quiet", "--inline"])
     out = capsys.readouterr().out
     assert "! summarizer failure (exception)" in out
-    assert "distinct violation(s) found; the summarizer also failed in" in out
+    assert "finding(s) found, one per root cause; the summarizer also failed in" in out
 
 
 # -- the call cache is keyed by what the answer depends on ---------------------------------------------
@@ -348,7 +348,7 @@ def test_killing_the_harness_kills_a_hung_worker_and_keeps_the_corpus_whole(tmp_
         proc.kill()
     if how != "SIGKILL":
         assert proc.returncode == 1, out + err  # interrupted, and what was found is reported
-        assert "distinct violation(s) found" in out and not harness_crashed(out + err)
+        assert "finding(s) found, one per root cause" in out and not harness_crashed(out + err)
     deadline = time.monotonic() + 10
     while _alive(worker) and time.monotonic() < deadline:
         time.sleep(0.1)

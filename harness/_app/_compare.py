@@ -262,7 +262,7 @@ def render_comparison_text(comparison: Comparison) -> str:
     lines = [f"compaction-harness compare · seed {comparison.baseline.run.seed} · baseline {comparison.baseline.label}"]
     for i, side in enumerate(comparison.sides, 1):
         run_ = side.run
-        lines.append(f"[{i}] {side.label}: {run_.examples_run} examples, {len(run_.failures)} distinct violation(s), "
+        lines.append(f"[{i}] {side.label}: {run_.examples_run} examples, {len(run_.failures)} finding(s), "
                      f"{len(run_.infra_errors)} summarizer failure(s)"
                      + (f", corpus {sum(o.status == 'failing' for o in side.replay.outcomes)} of "
                         f"{len(side.replay.outcomes)} entries failing" if side.replay is not None else "")

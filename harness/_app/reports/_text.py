@@ -249,7 +249,7 @@ def _render(result: RunResult, *, head: list[str] | None = None, calls: str = "s
                    + ", ".join(f"{k} ×{v}" for k, v in sorted(result.degradations.items())))
     out.append("")
     verdict = {ExitCode.OK: "no violation found",
-               ExitCode.VIOLATIONS: f"{len(result.failures)} distinct violation(s) found",
+               ExitCode.VIOLATIONS: f"{len(result.failures)} finding(s) found, one per root cause",
                ExitCode.SUMMARIZER: "the summarizer itself failed; no violation found",
                ExitCode.INCOMPLETE: "incomplete; no violation found in what was judged"}[result.exit_code]
     if result.exit_code == ExitCode.VIOLATIONS and not result.failures:

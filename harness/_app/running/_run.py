@@ -105,7 +105,7 @@ class _Found:
         return True
 
     def progress(self) -> str:
-        return (f"· {len(self.first_seen)} failures · {len(self.infra)} infra errors"
+        return (f"· {len(self.first_seen)} causes seen · {len(self.infra)} infra errors"
                 + (f" · {len(self.unclear)} unclear" if self.unclear else ""))
 
     def why_incomplete(self, budget: Budget, asked: int, *, nothing_compacted: str, fewer: str) -> Stop | None:
