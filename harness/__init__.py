@@ -20,7 +20,7 @@ from harness._base._errors import (
 from harness._base._kinds import KindDef, define_kind, defined_kinds, kind_def, undefine_kind
 from harness._base._messages import to_messages
 from harness._base._protocol import CompactionRequest, CompactionResult, LedgerEntry, result_from_return
-from harness._base._tokens import count_tokens
+from harness._base._tokens import count_tokens, message_tokens
 from harness._base._model import (
     SCHEMA_VERSION,
     Fact,
@@ -46,6 +46,7 @@ __all__ = [
     "MalformedResult",
     "compact_once",
     "count_tokens",
+    "message_tokens",
     "request_for",
     "result_from_return",
     "Fact",

@@ -126,7 +126,7 @@ def test_a_superseded_obligation_brings_its_change():
     original, change = facts
     assert change.kind == "supersession" and change.literals == ("max_retries", "5")
     assert dict(change.details) == {"field": "max_retries", "old": "3", "value": "5", "operator": "<=",
-                                    "target": original.id}
+                                    "target": original.id, "target_kind": "threshold"}
 
 
 def test_the_audit_api_matches_the_command():

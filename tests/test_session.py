@@ -86,3 +86,17 @@ def test_accumulating_summary_is_reported_at_the_round_its_growth_was_complete_b
 @given(transcripts(min_turns=500, max_turns=3000))
 def test_bounded_summary_passes(transcript):
     assert _session_findings(ledgered.summarize, transcript) == []
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(transcripts(max_turns=200))
+def test_a_request_marks_the_turns_that_are_the_previous_compactions_output(transcript):
+    rounds = run_session(transcript, lambda request: compact_once(ledgered.summarize, request, protocol="rich"),
+                         SessionConfig(budget=400))
+    for i, rnd in enumerate(rounds):
+        if i == 0:
+            assert rnd.request.previous_output == 0
+        else:
+            previous = rounds[i - 1].result.messages
+            assert rnd.request.previous_output == len(previous)
+            assert rnd.request.turns[:len(previous)] == previous

@@ -317,3 +317,16 @@ def test_a_request_on_the_wire_names_duplicate_consumers():
     data["consumers"] = data["consumers"] * 2
     with pytest.raises(SchemaError, match="consumers"):
         request_from_wire(data)
+
+
+def test_a_request_on_the_wire_keeps_which_turns_were_the_previous_output():
+    from harness._base._errors import SchemaError
+    from harness._base._wire import request_from_wire, request_to_wire
+    request = CompactionRequest(tuple(_chat(3)), 100, (), 1, (), 2)
+    data = request_to_wire(request, "rich")
+    assert data["previous_output"] == 2 and request_from_wire(data)[0] == request
+    assert "previous_output" not in request_to_wire(request, "messages")  # a messages summarizer sees messages only
+    assert "previous_output" not in request_to_wire(CompactionRequest(tuple(_chat(3)), 100), "rich")
+    data["previous_output"] = 4
+    with pytest.raises(SchemaError, match="previous_output"):
+        request_from_wire(data)

@@ -192,7 +192,7 @@ def test_decoys_appear_in_most_transcripts_at_the_default_settings():
     counts = {"with": 0, "all": 0}
     kinds = set()
 
-    @settings(max_examples=200, derandomize=True, database=None)
+    @settings(max_examples=400, derandomize=True, database=None)
     @given(skeletons())
     def draw(skeleton):
         counts["all"] += 1
@@ -479,3 +479,12 @@ def test_a_decoy_of_a_kind_is_written_as_that_kind_whenever_some_fact_fits_it(ki
 def test_decoy_kinds_must_be_a_list():
     with pytest.raises(InvalidArgument, match=r"write kinds=\['near_miss'\]"):
         decoys(kinds="near_miss")
+
+
+@settings(max_examples=60, deadline=None)
+@given(transcripts(max_turns=80))
+def test_a_retraction_or_supersession_names_the_kind_of_what_it_ends(transcript):
+    for fact in transcript.facts:
+        if fact.kind in (FactKind.RETRACTION, FactKind.SUPERSESSION):
+            target = transcript.fact(fact.detail("target"))
+            assert fact.detail("target_kind") == str(target.kind), (fact, target)

@@ -145,12 +145,14 @@ def ending_event(fact: Fact, replacement: str | None = None) -> Fact | None:
 
     A supersession of a two-literal kind (field and value) carries the field and
     the new value; of any other kind, the new literal. Its details keep what the
-    change is about (``old``, and ``field``, ``operator``, ``category`` where the fact has them).
+    change is about (``old``, and ``field``, ``operator``, ``category`` where the fact has them). Both
+    name what they end: ``target`` its id, ``target_kind`` its kind, so a runtime reading the tags can tell
+    a withdrawn prohibition from a withdrawn commitment without looking the target up.
     """
     fate = fact.fate
     if fate.status is Status.RETRACTED:
         return Fact(fate.by or f"{fact.id}.retraction", FactKind.RETRACTION, (fact.literals[0],), fate.turn, None,
-                    details=(("target", fact.id),))
+                    details=(("target", fact.id), ("target_kind", str(fact.kind))))
     if fate.status is not Status.SUPERSEDED:
         return None
     if not replacement:
@@ -162,7 +164,7 @@ def ending_event(fact: Fact, replacement: str | None = None) -> Fact | None:
     else:
         literals, details, keep = (replacement,), {"old": fact.literals[0]}, ("category",)
     details.update({k: fact.detail(k) for k in keep if fact.detail(k)})
-    details["target"] = fact.id
+    details.update(target=fact.id, target_kind=str(fact.kind))
     return Fact(fate.by or f"{fact.id}.supersession", FactKind.SUPERSESSION, literals, fate.turn,
                 kind_def(FactKind.SUPERSESSION).polarity, details=tuple(sorted(details.items())))
 

@@ -9,8 +9,9 @@ The rich protocol is versioned (``RICH_PROTOCOL_VERSION``); each version only
 adds optional fields, so a summarizer written for an earlier one keeps working:
 
 - 1: the result may add a self-report and a structured ledger; the request carries the tags.
-- 2: the request also says which tier the compaction writes (``tier``) and who will read it
-  (``consumers``); the result may add a recovery marker, an edit journal and the invariant
+- 2: the request also says which tier the compaction writes (``tier``), who will read it
+  (``consumers``) and how many of its leading turns the previous compaction returned
+  (``previous_output``); the result may add a recovery marker, an edit journal and the invariant
   classes the compactor claims to have verified (``verified``).
 """
 
@@ -59,7 +60,9 @@ class CompactionRequest:
 
     ``tags`` are the facts a runtime would have tagged at write time (the live
     ledger at this point). Only rich summarizers see them; a plain messages
-    summarizer never does.
+    summarizer never does. ``previous_output`` says how many leading turns are
+    the previous compaction's own output (0 on a session's first compaction), so
+    a compactor can tell its earlier summary from the source turns that followed.
     """
 
     turns: tuple[Turn, ...]
@@ -67,6 +70,7 @@ class CompactionRequest:
     tags: tuple[Fact, ...] = ()
     tier: int = 1  # the depth of the digest this compaction writes: 1 a summary of turns, 2 a digest of those...
     consumers: tuple[Consumer, ...] = ()  # who reads the result, and the invariant classes each relies on
+    previous_output: int = 0  # turns[:previous_output] are what the previous compaction returned
 
     def messages(self) -> list[dict[str, Any]]:
         return to_messages(self.turns)
@@ -417,6 +421,8 @@ def request_key_material(request: CompactionRequest) -> dict[str, Any]:
         material["tier"] = request.tier
     if request.consumers:
         material["consumers"] = consumers_to_wire(request.consumers)
+    if request.previous_output:
+        material["previous_output"] = request.previous_output
     return material
 
 

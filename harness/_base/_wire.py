@@ -7,8 +7,10 @@ Version 1 of the request::
 
 ``tags`` (the live obligations, as ``fact_to_dict`` writes them) is present
 only for the rich protocol, and so are rich protocol 2's optional fields:
-``tier`` (the depth of the digest this compaction writes, when not 1) and
-``consumers`` (``[{"name", "requires": [oracle ids]}]``, when there are any);
+``tier`` (the depth of the digest this compaction writes, when not 1),
+``consumers`` (``[{"name", "requires": [oracle ids]}]``, when there are any) and
+``previous_output`` (how many leading messages are the previous compaction's
+own output, when any are);
 a server that does not use them ignores them. The answer is a result as
 ``result_to_dict`` writes it (``messages`` a list of chat messages or one
 string; ``ledger``, ``self_report``, ``marker``, ``journal`` and ``verified``
@@ -53,6 +55,8 @@ def request_to_wire(request: CompactionRequest, protocol: str) -> dict[str, Any]
             data["tier"] = request.tier
         if request.consumers:
             data["consumers"] = consumers_to_wire(request.consumers)
+        if request.previous_output:
+            data["previous_output"] = request.previous_output
     return data
 
 
@@ -77,8 +81,11 @@ def request_from_wire(data: Any, *, source: str = "<request>") -> tuple[Compacti
     names = [c.name for c in consumers]
     if len(set(names)) != len(names):
         r.fail("consumers", "consumers with distinct names", names)
+    previous = r.int("previous_output", default=0, minimum=0)
+    if previous > len(turns):
+        r.fail("previous_output", f"at most the number of messages ({len(turns)})", previous)
     return CompactionRequest(turns, r.int("budget", minimum=1), tags, r.int("tier", default=1, minimum=1),
-                             consumers), protocol
+                             consumers, previous), protocol
 
 
 def answer_from_wire(data: Any) -> tuple[Any, Usage | None]:

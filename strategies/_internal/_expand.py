@@ -244,7 +244,7 @@ def _event_fact(fact: Fact, spec: FactSpec, generator: KindGenerator) -> Fact | 
     if fact.fate.status is Status.SUPERSEDED and generator.replaced_by is not None:
         literals, details = call_hook(spec.kind, "replaced_by", generator.replaced_by, spec)
         return Fact(fact.fate.by, FactKind.SUPERSESSION, tuple(literals), fact.fate.turn,
-                    kind_def(FactKind.SUPERSESSION).polarity, Fate(), _sorted({**details, "target": fact.id}))
+                    kind_def(FactKind.SUPERSESSION).polarity, Fate(), _sorted({**details, "target": fact.id, "target_kind": str(fact.kind)}))
     return ending_event(fact, spec.param("replacement"))
 
 

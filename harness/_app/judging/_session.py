@@ -63,6 +63,7 @@ def run_session(
     rounds: list[Round] = []
     budget = round_budget(transcript, config.budget, 0)
     tier, last_budget = 1, budget
+    carried = 0  # the leading turns of the context that the previous compaction returned
     threshold = config.trigger * budget
     fire_at = threshold
     for i, turn in enumerate(transcript.turns):
@@ -74,13 +75,14 @@ def run_session(
         if rounds:
             tier += budget < last_budget
         request = CompactionRequest(tuple(context), budget, live_facts(transcript, boundary), tier,
-                                    transcript.consumers)
+                                    transcript.consumers, carried)
         result = summarize(request)
         rnd = Round(len(rounds), boundary, request, result)
         rounds.append(rnd)
         if on_round is not None and on_round(rnd):
             break
         context = list(result.messages)
+        carried = len(context)
         used = context_tokens(context, result.ledger, config.count_tokens)  # as budget-respected counts it
         last_budget, budget = budget, round_budget(transcript, config.budget, len(rounds))
         threshold = config.trigger * budget
