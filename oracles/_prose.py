@@ -41,14 +41,35 @@ def negation_polarity(case: Case) -> Iterator[Finding]:
             continue
         literal = fact.literals[0]
         entry = ctx.ledger_entry(fact)
-        if entry is not None and entry.polarity == Polarity.FORBID.value:
-            continue
+        if entry is not None and entry.polarity in (None, Polarity.FORBID.value):
+            continue  # a prohibition entry: forbidding is what the kind means
         sentences = ctx.units_with(rules.prohibition_unit, literal)
         if not sentences:
-            continue  # literal-verbatim reports the missing literal
+            finding = _ledger_polarity(ctx, fact, literal)
+            if finding is not None:  # else literal-verbatim reports the missing literal
+                yield finding
+            continue
         finding = _polarity_finding(ctx, fact, literal, sentences)
         if finding is not None:
             yield finding
+
+
+def _ledger_polarity(ctx, fact, literal: str) -> Finding | None:
+    """A prohibited literal that only a ledger entry carries: kept when the entry forbids it; violated when
+    it requires it (contrary) or carries it with no force at all (a bare mention, filed as another kind)."""
+    entries = [e for e in ctx.result.ledger or () if literal in e.literals]
+    if not entries or any(e.polarity == Polarity.FORBID.value for e in entries):
+        return None
+    entry = entries[0]
+    shown = entry.render()
+    if any(e.polarity == Polarity.REQUIRE.value for e in entries):
+        entry = next(e for e in entries if e.polarity == Polarity.REQUIRE.value)
+        return Finding.about("negation-polarity", fact, f"the ledger carries {literal} as required "
+                             f"({entry.kind}), not forbidden", expected=f"never {literal}", found=entry.render(),
+                             evidence=Evidence.CONTRARY)
+    return Finding.about("negation-polarity", fact, f"the ledger carries {literal} as a {entry.kind} with no "
+                         f"polarity: the prohibition became a bare mention", expected=f"never {literal}", found=shown,
+                         evidence=Evidence.BARE_MENTION)
 
 
 def _polarity_finding(ctx, fact, literal: str, sentences) -> Finding | None:

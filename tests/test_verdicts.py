@@ -186,3 +186,26 @@ def test_survival_counts_an_unclear_obligation_apart(tmp_path, hedged):
     rounds = report["survival"]["kinds"]["prohibition"]
     assert sum(t["unclear"] for t in rounds) > 0
     assert all(t["kept"] + t["bent"] + t["unclear"] <= t["live"] for t in rounds)
+
+
+def _ledger_verdict(fact, entries, only):
+    from harness import LedgerEntry
+
+    turns = (Turn(Role.USER, "source: " + " ".join(fact.literals)), Turn(Role.ASSISTANT, "ok"))
+    ledger = tuple(LedgerEntry(kind, (literal,), polarity) for kind, literal, polarity in entries)
+    result = CompactionResult((Turn(Role.SYSTEM, "Summary of the work so far."),), ledger=ledger)
+    return check(Case(Transcript(turns, (fact,), (2,)), 2, 10_000, result), select(only=[only]))
+
+
+@pytest.mark.parametrize("entries, evidence", [
+    ([("literal_binding", BUCKET, "require")], Evidence.CONTRARY),  # the ledger says: use it
+    ([("prohibition", BUCKET, "require")], Evidence.CONTRARY),
+    ([("artifact_reference", BUCKET, None)], Evidence.BARE_MENTION),  # carried, with no force
+    ([("prohibition", BUCKET, "forbid")], None),
+    ([("prohibition", BUCKET, None)], None),  # the kind is the prohibition
+    ([("artifact_reference", BUCKET, None), ("literal_binding", BUCKET, "forbid")], None),
+])
+def test_a_prohibition_carried_only_by_the_ledger_keeps_its_polarity_there(entries, evidence):
+    verdict = _ledger_verdict(PROHIBITION, entries, "negation-polarity")
+    assert [f.evidence for f in verdict.violations] == ([evidence] if evidence else [])
+    assert not verdict.unclear
