@@ -23,6 +23,7 @@ from harness._base._protocol import CompactionRequest, CompactionResult, LedgerE
 from harness._base._tokens import count_tokens, message_tokens
 from harness._base._model import (
     SCHEMA_VERSION,
+    Consumer,
     Fact,
     FactKind,
     Fate,
@@ -41,6 +42,7 @@ __all__ = [
     "SCHEMA_VERSION",
     "CompactionRequest",
     "CompactionViolation",
+    "Consumer",
     "CompactionResult",
     "LedgerEntry",
     "MalformedResult",

@@ -2,7 +2,7 @@
 
 ``check(Case(transcript, boundary, budget, result))`` runs every registered
 oracle; ``select(only=..., skip=...)`` filters by id; ``@oracle("my-id", ...)``
-registers a team's own. See ``oracles/README.md`` for the catalogue.
+registers a team's own. The catalogue: ``docs/reference/oracles.md`` (generated from this registry).
 """
 
 from oracles import _force, _obligations, _prose, _invented, _runtime, _session_oracles, _shape  # noqa: F401  (registers the built-in oracles)

@@ -22,6 +22,12 @@ def _action_forms(fact) -> tuple[str, ...]:
     return tuple(f for f in forms if f)
 
 
+def _action_on(fact, obj: str) -> str:
+    """"merge PR-2291", or, for a commitment whose action is not recorded (an audit's), "the pending action on PR-2291"."""
+    action = fact.detail("action")
+    return f"{action} {obj}" if action else f"the pending action on {obj}"
+
+
 @oracle("commitment-retained", reference="000, 004", retention=True)
 def commitment_retained(case: Case) -> Iterator[Finding]:
     """Every open commitment keeps its pending action, not only the decision around it."""
@@ -32,7 +38,7 @@ def commitment_retained(case: Case) -> Iterator[Finding]:
             continue
         if not ctx.mentions(obj):
             near = ctx.near_miss(obj)
-            yield Finding.about("commitment-retained", fact, f"open commitment to {fact.detail('action')} {obj} was dropped",
+            yield Finding.about("commitment-retained", fact, f"open commitment to {_action_on(fact, obj)} was dropped",
                                 expected=obj, found=near, evidence=Evidence.NEAR_MISS if near else Evidence.ABSENT)
             continue
         cancelled = next((c for c in ctx.units_with(ctx.rules.pending_unit, obj)
@@ -40,7 +46,7 @@ def commitment_retained(case: Case) -> Iterator[Finding]:
                           and (cue == "struck through" or not ctx.cue_in(c, ctx.rules.pending_cues))), None)
         if cancelled is not None:
             yield Finding.about("commitment-retained", fact, f"the open commitment on {obj} is stated as cancelled",
-                                expected=f"{fact.detail('action')} {obj} still pending", found=cancelled.text,
+                                expected=f"{_action_on(fact, obj)} still pending", found=cancelled.text,
                                 evidence=Evidence.CONTRARY)
             continue
         handed = next((c for c in ctx.units_with(ctx.rules.pending_unit, obj)
@@ -48,22 +54,24 @@ def commitment_retained(case: Case) -> Iterator[Finding]:
                        and not ctx.cue_in(c, ctx.rules.own_cues)), None)
         if handed is not None:
             yield Finding.about("commitment-retained", fact, f"the commitment on {obj} is handed to someone else; "
-                                "nobody is left to keep it", expected=f"{fact.detail('action')} {obj} (ours, pending)",
+                                "nobody is left to keep it", expected=f"{_action_on(fact, obj)} (ours, pending)",
                                 found=handed.text, evidence=Evidence.CONTRARY)
             continue
         if _pending_stated(ctx, fact, obj):
             continue
-        expected = f"{fact.detail('action')} {obj}"
+        action = fact.detail("action")
+        expected = _action_on(fact, obj)
+        pending = f"the pending action ({action})" if action else "the pending action"
         force = ctx.force_words(obj, ctx.rules.pending_cues + ctx.rules.action_words)
         if force is not None:
             unit, word = force
             yield Finding.unattached("commitment-retained", fact, obj, word,
-                                     f"attach to the pending action ({fact.detail('action')})", expected=expected,
+                                     f"attach to {pending}", expected=expected,
                                      found=unit.text)
             continue
         yield Finding.about(
             "commitment-retained", fact,
-            f"{obj} survives but the pending action ({fact.detail('action')}) does not: the decision was kept, the obligation lost",
+            f"{obj} survives but {pending} does not: the decision was kept, the obligation lost",
             expected=expected, found=ctx.clauses_with(obj)[0].text if ctx.clauses_with(obj) else None,
             evidence=Evidence.BARE_MENTION,
         )
@@ -97,7 +105,7 @@ def completion_honest(case: Case) -> Iterator[Finding]:
             if cue:
                 yield Finding.about("completion-honest", fact,
                                     f"the context says the commitment on {obj} is done ({cue!r}); it is still open",
-                                    expected=f"{fact.detail('action')} {obj} still pending", found=clause.text,
+                                    expected=f"{_action_on(fact, obj)} still pending", found=clause.text,
                                     evidence=Evidence.FALSE_COMPLETION)
                 break
 

@@ -13,7 +13,7 @@ __all__ = ["ExitCode", "StopReason", "Stop", "exit_code"]
 
 
 class ExitCode(enum.IntEnum):
-    """The process exit codes of every command (README, "Reading the output")."""
+    """The process exit codes of every command (docs/reference/cli.md, "Exit codes")."""
 
     OK = 0  # everything asked for was judged, and nothing was violated
     VIOLATIONS = 1  # a violation (or, with --unclear fail, an unclear reading); compare: a new failure

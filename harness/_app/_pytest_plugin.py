@@ -314,6 +314,8 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
         items.append(HarnessItem.from_parent(parent, name=f"property[{invariant}]", invariant=invariant))
     if config.getoption("summarizer_fuzz") is not None:
         items.append(HarnessItem.from_parent(parent, name="fuzz", fuzz=True))
+    from harness._base._files import json_files  # lazy: as above
+
     corpus = Path(config.getoption("summarizer_corpus"))
-    for path in sorted(corpus.glob("*.json")) if corpus.is_dir() else ():
+    for path in json_files(corpus)[0] if corpus.is_dir() else ():  # what replay reads: no dot-file, no FIFO
         items.append(HarnessItem.from_parent(parent, name=f"replay[{path.stem}]", entry_path=path))

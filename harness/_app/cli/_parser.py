@@ -142,9 +142,11 @@ def _add_call_options(p: argparse.ArgumentParser, *, many: bool = False) -> None
                         "oracles it registers (@oracles.oracle) and the fact kinds it defines "
                         "(harness.define_kind) (repeatable)")
     p.add_argument("--rules", metavar="SPEC", default=None,
-                   help="module:OBJECT naming your own oracles.ProseRules (cue lists, windows, reading units)")
+                   help="module:OBJECT or path/to/file.py:OBJECT naming your own oracles.ProseRules (cue lists, "
+                        "windows, reading units)")
     p.add_argument("--trials", type=_whole_number("--trials", minimum=0), default=DEFAULT_TRIALS, metavar="K",
-                   help=f"re-ask each minimal failure K times with the cache bypassed and report how often it fails; "
+                   help=f"re-ask each minimal failure (replay: each entry saved as flaky) K times with the cache bypassed "
+                        f"and report how often it fails; "
                         f"also notices a non-deterministic summarizer (default {DEFAULT_TRIALS}; 0: neither)")
     p.add_argument("--may-vary", action="store_true",
                    help="the summarizer may answer one request differently each time (a model at temperature > 0): "
@@ -343,13 +345,13 @@ def build_parser() -> argparse.ArgumentParser:
                        help="JSON: the context that replaced them: a string, chat messages, or "
                             "{\"messages\": [...], \"ledger\": [...]}")
     audit.add_argument("--obligations", required=True, metavar="FILE",
-                       help="JSON: {\"obligations\": [{\"kind\", \"literals\", ...}]} (see the README)")
+                       help="JSON: {\"obligations\": [{\"kind\", \"literals\", ...}]} (see docs/how-to/audit.md)")
     audit.add_argument("--budget", type=_whole_number("--budget"), default=None, metavar="TOKENS",
                        help="the context's token budget (default: none, and the budget oracles never fire)")
     audit.add_argument("--only", type=_ids, default=None, metavar="ID,...", help="run only these oracles")
     audit.add_argument("--skip", type=_ids, default=(), metavar="ID,...", help="skip these oracles")
     _add_unclear_option(audit)
-    audit.add_argument("--rules", metavar="SPEC", default=None, help="module:OBJECT naming your own oracles.ProseRules")
+    audit.add_argument("--rules", metavar="SPEC", default=None, help="module:OBJECT or path/to/file.py:OBJECT naming your own oracles.ProseRules")
     audit.add_argument("--extend", action="append", default=[], metavar="MODULE",
                        help="import this module first, for its oracles and fact kinds (repeatable)")
     audit.add_argument("--token-counter", metavar="SPEC", default=None, help="module:function counting tokens")

@@ -375,7 +375,8 @@ def merge_inputs(config: FuzzConfig, sources: list[str]) -> tuple[int, int]:
         env = dict(os.environ, **{CONFIG_ENV: json.dumps({"run": config_to_json(child_config),
                                                           "findings": str(findings), "max_calls": None})})
         argv = [str(_entry_script(work)), "-merge=1", f"-max_len={MAX_INPUT_BYTES}",
-                f"-merge_control_file={work / 'merge-control'}", str(inputs), *sources, *config.libfuzzer_args]
+                f"-merge_control_file={work / 'merge-control'}", str(inputs.resolve()),
+                *(str(Path(source).resolve()) for source in sources), *config.libfuzzer_args]  # libFuzzer runs in work
         done = subprocess.run(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                               errors="replace", cwd=work)
         if done.returncode != 0:

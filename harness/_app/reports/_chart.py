@@ -225,7 +225,7 @@ def survival_section(d: dict[str, Any], source: str, threshold: float, *, anchor
         return head + '<p class="muted">No compaction was judged.</p>'
     if not survival.kinds():
         return head + ('<p class="muted">No kind is counted: none of the selected oracles reports a lost obligation of '
-                       "the kinds that were live (a retention oracle, oracles/README.md), so an obligation they found "
+                       "the kinds that were live (a retention oracle, docs/reference/oracles.md), so an obligation they found "
                        "nothing wrong with may still have been dropped.</p>")
     chart = chart_columns(survival)
     figures = []

@@ -11,10 +11,13 @@ __all__ = ["reproduce_command"]
 
 def reproduce_command(result: RunResult, *, only: str | None = None, transcript_file: str | None = None) -> str:
     c = result.config
+    entry = transcript_file is not None and transcript_file != c.transcript_file
     transcript_file = transcript_file or c.transcript_file
     if transcript_file is not None:
         parts = ["compaction-harness", "shrink", transcript_file, "--summarizer", c.calling.summarizer,
-                 "--protocol", result.protocol, "--budget", str(c.judging.budget)]
+                 "--protocol", result.protocol]
+        if not entry:  # a saved entry (fuzz's failures/) records the budget it fails at, and shrink uses it
+            parts += ["--budget", str(c.judging.budget)]
     else:
         parts = ["compaction-harness", "run", "--summarizer", c.calling.summarizer, "--protocol", result.protocol,
                  "--seed", str(result.seed), "--examples", str(c.generation.examples), "--max-turns", str(c.generation.max_turns),
