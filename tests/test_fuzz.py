@@ -47,6 +47,8 @@ def test_fuzz_finds_shrinks_reports_and_saves_a_mutants_violation(tmp_path, caps
     assert failures, "each minimal failure is kept in the fuzz directory for its reproduce line"
     assert f"reproduce: compaction-harness shrink {failures[0]}" in out.out or \
         any(f"shrink {f}" in out.out for f in failures)
+    shrink_line = next(line for line in out.out.splitlines() if "reproduce: compaction-harness shrink" in line)
+    assert "--budget" not in shrink_line, "the entry records the budget it fails at, and shrink uses it"
     report = json.loads((tmp_path / "report.json").read_text())
     assert report["fuzz"]["executions"] >= 1 and report["fuzz"]["first_failure_calls"] is not None
     assert any(v["invariant"] == "handle-retained" for v in report["violations"])
@@ -123,7 +125,7 @@ def test_max_calls_bounds_the_fuzzing(tmp_path, capsys):
     assert 40 <= report["fuzz"]["calls"] <= 60
 
 
-def test_merge_adds_only_inputs_with_new_coverage(tmp_path, capsys):
+def test_merge_adds_only_inputs_with_new_coverage(tmp_path, capsys, monkeypatch):
     spec = "harness.summarizers.terse:summarize"
     assert _fuzz(tmp_path, "--summarizer", spec, "--runs", "150", capsys=capsys)[0] == 0
     inputs = tmp_path / "fz" / "inputs"
@@ -132,7 +134,8 @@ def test_merge_adds_only_inputs_with_new_coverage(tmp_path, capsys):
     more.mkdir()
     for n, path in enumerate(sorted(inputs.iterdir())):
         (more / f"copy-{n}").write_bytes(path.read_bytes())  # nothing new in these
-    code = main(["fuzz", "--summarizer", spec, "--fuzz-dir", str(tmp_path / "fz"), "--merge", str(more)])
+    monkeypatch.chdir(tmp_path)  # relative paths, as a user types them (libFuzzer runs in another folder)
+    code = main(["fuzz", "--summarizer", spec, "--fuzz-dir", "fz", "--merge", "more"])
     out = capsys.readouterr().out
     assert code == 0, out
     assert f"{kept} -> {kept} inputs" in out
