@@ -200,6 +200,9 @@ def _add_unclear_option(p: argparse.ArgumentParser) -> None:
                         "own section of every report and leaves the exit code alone; fail makes it fail the run")
 
 
+_SPECS = "module:function, path/to/file.py:function, openai:MODEL, http://HOST:PORT/PATH or cmd:COMMAND ARGS..."
+
+
 def _add_summarizer_options(p: argparse.ArgumentParser, *, required: bool, many: bool = False,
                             max_time_help: str = "stop after this long and report what was found (exit 4 if "
                                                  "examples were left unjudged)") -> None:
@@ -208,8 +211,10 @@ def _add_summarizer_options(p: argparse.ArgumentParser, *, required: bool, many:
                        help="module:function, path/to/file.py:function, openai:MODEL, http://... or cmd:...; give it "
                             "two or more times: the first is the baseline the others are compared with")
     else:
+        kinds = ("module:function or path/to/file.py:function (fuzzing needs Python code)" if p.prog.endswith(" fuzz")
+                 else _SPECS)
         p.add_argument("--summarizer", required=required, default=None if required else DEFAULT_SUMMARIZER,
-                       metavar="SPEC", help="module:function or path/to/file.py:function"
+                       metavar="SPEC", help=kinds
                        + ("" if required else f" (default: the bundled example, {DEFAULT_SUMMARIZER})"))
     _add_call_options(p, many=many)
     p.add_argument("--budget", type=_whole_number("--budget"), default=None, metavar="TOKENS",
@@ -293,7 +298,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     replay = _command(sub, parser, "replay", help="replay a corpus: which saved failures does a summarizer still have?")
     replay.add_argument("directory", metavar="DIR")
-    replay.add_argument("--summarizer", required=True, metavar="SPEC")
+    replay.add_argument("--summarizer", required=True, metavar="SPEC", help=_SPECS)
     replay.add_argument("--allow-empty", action="store_true",
                         help="exit 0 on a corpus with no entries (by default that is exit 2: a wrong directory)")
     replay.add_argument("--junit-xml", metavar="FILE", help="write JUnit XML (one test case per corpus entry)")
