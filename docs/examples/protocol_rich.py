@@ -1,0 +1,25 @@
+"""A correct rich-protocol compactor: every tagged obligation stated in one sentence, every call still
+in flight carried as a structured tool call with no result, so its result can be re-attached."""
+
+from harness import CompactionRequest, CompactionResult, Role, ToolCall, Turn, kind_def
+
+
+def summarize(request: CompactionRequest) -> CompactionResult:
+    answered = {t.tool_call_id for t in request.turns if t.role is Role.TOOL}
+    in_flight: dict[str, ToolCall] = {}
+    for turn in request.turns:  # calls made (or carried by the previous round) and not answered yet
+        for call in turn.tool_calls:
+            if call.id not in answered:
+                in_flight.setdefault(call.id, call)
+    lines = [f"Summary of {len(request.turns) - request.previous_output} new turns."]
+    for fact in request.tags:  # the live obligations: kind, literals byte-exact, details
+        lines.append(kind_def(fact.kind).statement(fact))
+        if str(fact.kind) == "in_flight_call" and fact.literals[0] not in in_flight and fact.literals[0] not in answered:
+            call_id = fact.literals[0]  # carried only by a tag: rebuild the call from its details
+            in_flight[call_id] = ToolCall(call_id, fact.detail("name") or "unknown", fact.detail("arguments") or "{}")
+    summary = Turn(Role.SYSTEM, "\n".join(lines))
+    handles = (Turn(Role.ASSISTANT, "", tool_calls=tuple(in_flight.values())),) if in_flight else ()
+    return CompactionResult((summary, *handles))
+
+
+summarize.compaction_protocol = "rich"
