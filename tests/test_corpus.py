@@ -1,5 +1,6 @@
 """Regression corpora: content-addressed, atomic, concurrent-safe, and replayed forever after."""
 
+import dataclasses
 import json
 import multiprocessing
 import re
@@ -164,3 +165,28 @@ def test_replaying_an_empty_corpus_still_loads_the_summarizer(tmp_path, capsys):
     assert main(good) == 0
     assert main(["replay", str(empty), "--allow-empty", "--summarizer", "harness.summarizers.nope:summarize"]) == 2
     assert "harness.summarizers.nope" in capsys.readouterr().err  # a clean night with a typo is not green
+
+
+def test_dedupe_keeps_two_root_causes_of_one_invariant_and_kind_apart(tmp_path):
+    """A dropped literal and a near miss of it are two causes: dedupe keeps one entry of each (and the
+    evidence round-trips through the file without changing its name)."""
+    absent, near, larger_near = (dataclasses.replace(_entry(n), evidence=e)
+                                 for n, e in ((3, "absent"), (4, "near-miss"), (6, "near-miss")))
+    for entry in (absent, near, larger_near):
+        save_entry(entry, tmp_path)
+    assert entry_name(absent) == entry_name(dataclasses.replace(absent, evidence=None))
+    removed, _ = dedupe_corpus(tmp_path)
+    assert [p.name for p in removed] == [entry_name(larger_near)]
+    kept = sorted((e.evidence, len(e.transcript.turns)) for _, e in load_corpus(tmp_path).entries)
+    assert kept == [("absent", 3), ("near-miss", 4)]
+
+
+def test_a_run_saves_the_evidence_of_each_finding_with_its_entry(tmp_path):
+    from harness._app.cli._main import main
+
+    code = main(["run", "--summarizer", "harness.summarizers.mutants:rounds_threshold", "--only", "threshold-exact",
+                 "--examples", "10", "--seed", "3", "--max-turns", "60", "--inline", "--quiet",
+                 "--corpus", str(tmp_path / "c")])
+    assert code == 1
+    entries = load_corpus(tmp_path / "c").entries
+    assert entries and all(e.evidence in {"weakened", "absent", "changed"} for _, e in entries)

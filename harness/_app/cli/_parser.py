@@ -340,7 +340,8 @@ def build_parser() -> argparse.ArgumentParser:
     merge = _command(corpus_sub, corpus, "merge", help="merge the corpora of several CI shards into one", parents=[kinds])
     merge.add_argument("directory", metavar="DEST")
     merge.add_argument("sources", nargs="+", metavar="SRC")
-    _command(corpus_sub, corpus, "dedupe", help="keep the smallest entry per summarizer, invariant and fact kind",
+    _command(corpus_sub, corpus, "dedupe",
+             help="keep the smallest entry per root cause: summarizer, invariant, fact kind and evidence",
                           parents=[kinds]).add_argument("directory", metavar="DIR")
 
     audit = _command(sub, parser, "audit", help="judge one real compaction: messages before, context after, obligations")

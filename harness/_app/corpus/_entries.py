@@ -46,6 +46,7 @@ class CorpusEntry:
     detail: str = ""
     trials: tuple[int, int] | None = None  # (failed, of): a flaky summarizer's observed rate, when confirmed
     also: tuple[str, ...] = ()  # the other invariants this root cause broke on the transcript; replay judges them too
+    evidence: str | None = None  # what the violation rests on (absent, near-miss...): with the invariant, its root cause
 
     @property
     def flaky(self) -> bool:
@@ -75,6 +76,7 @@ def entry_to_dict(entry: CorpusEntry) -> dict[str, Any]:
         "detail": entry.detail,
         **({"trials": {"failed": entry.trials[0], "of": entry.trials[1]}} if entry.trials is not None else {}),
         **({"also": list(entry.also)} if entry.also else {}),
+        **({"evidence": entry.evidence} if entry.evidence else {}),
         "transcript": transcript_to_dict(entry.transcript),
     }
 
@@ -103,6 +105,7 @@ def entry_from_dict(data: Any, *, source: str = "<document>") -> CorpusEntry:
         detail=r.str("detail", default=""),
         trials=_trials(r),
         also=r.str_list("also", default=[], nonempty_items=True),
+        evidence=r.optional_str("evidence") or None,
     )
 
 
@@ -119,7 +122,7 @@ def _trials(r: Reader) -> tuple[int, int] | None:
 def entry_name(entry: CorpusEntry) -> str:
     """The file name: a hash of what makes the failure (not when or by which release it was found)."""
     data = entry_to_dict(entry)
-    for volatile in ("found_at", "harness_version", "detail", "trials", "also"):
+    for volatile in ("found_at", "harness_version", "detail", "trials", "also", "evidence"):
         data.pop(volatile, None)
     digest = hashlib.sha256(json.dumps(data, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
     return f"{digest[:20]}.json"
@@ -189,17 +192,20 @@ def merge_corpora(destination: str | Path, sources: list[str | Path]) -> tuple[i
 
 
 def dedupe_corpus(directory: str | Path) -> tuple[list[Path], Corpus]:
-    """Keep the smallest entry per (summarizer, invariant, fact kind); remove the rest.
+    """Keep the smallest entry per root cause, (summarizer, invariant, fact kind, evidence); remove the rest.
+
+    Two entries of one invariant and kind with different evidence (a dropped literal, a near miss of it)
+    are two causes and both stay; an entry saved before entries recorded evidence is a cause of its own.
 
     Returns the removed paths and what was read (its unreadable files are left alone).
     """
     remove_stale_temps(directory)
     corpus = load_corpus(directory)
     entries = corpus.entries
-    best: dict[tuple[str, str, str | None], tuple[Path, CorpusEntry]] = {}
+    best: dict[tuple[str, str, str | None, str | None], tuple[Path, CorpusEntry]] = {}
     removed = []
     for path, entry in entries:
-        key = (entry.summarizer, entry.invariant, entry.fact_kind)
+        key = (entry.summarizer, entry.invariant, entry.fact_kind, entry.evidence)
         if key not in best:
             best[key] = (path, entry)
             continue
@@ -240,7 +246,8 @@ class CorpusSaver:
         entry = CorpusEntry(failure.invariant, failure.fact_kind, self.summarizer, protocol,
                             getattr(failure, "budget", self.budget), failure.transcript, __version__, self.stamp,
                             failure.detail, getattr(failure, "trials", None),
-                            tuple(invariant for invariant, _ in getattr(failure, "also", ())))
+                            tuple(invariant for invariant, _ in getattr(failure, "also", ())),
+                            getattr(failure, "evidence", None))
         try:
             path, added = save_entry(entry, self.directory)
         except (OSError, HarnessError) as exc:
