@@ -205,3 +205,19 @@ def test_replay_given_a_file_points_to_shrink(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "expected a corpus directory, got a file" in err
     assert f"compaction-harness shrink {entry} --summarizer harness.summarizers.example:summarize" in err
+
+
+def test_a_reader_that_went_away_is_not_an_internal_error():
+    """`compaction-harness oracles | head`: the closed pipe ends the command quietly, exit 0, not exit 2."""
+    import os
+    import subprocess
+    import sys
+
+    read, write = os.pipe()
+    os.close(read)  # the reader is gone before the first line is written
+    try:
+        done = subprocess.run([sys.executable, "-m", "harness", "oracles"], stdout=write, stderr=subprocess.PIPE,
+                              timeout=120)
+    finally:
+        os.close(write)
+    assert done.returncode == 0 and b"InternalError" not in done.stderr, done.stderr

@@ -28,7 +28,8 @@ _MARKER = re.compile(r"^<!-- generated: ([a-z-]+) -->$", re.M)
 
 def _cell(text: str) -> str:
     """Text safe inside a Markdown table cell."""
-    return " ".join(str(text).split()).replace("|", "\\|")
+    # Braces escaped too: attr_list would read a trailing {...} (an option's JSON example) as attributes.
+    return " ".join(str(text).split()).replace("|", "\\|").replace("{", "\\{").replace("}", "\\}")
 
 
 # -- the command line ---------------------------------------------------------------------------
@@ -71,7 +72,8 @@ def cli_reference() -> str:
                                      *_commands(root, "compaction-harness")]:
         out.append(f"### `{command}`\n")
         if summary:
-            out.append(summary[0].upper() + summary[1:].rstrip(".") + ".\n")
+            sentence = summary[0].upper() + summary[1:]
+            out.append(sentence + ("" if sentence.endswith(("?", ".")) else ".") + "\n")
         usage = parser.format_usage().strip()
         out.append(f"```text\n{usage}\n```\n")
         rows = _option_rows(parser)
@@ -144,8 +146,9 @@ def kind_reference() -> str:
     for kind in FactKind:
         d = kind_def(kind.value)
         details = tuple(_KIND_DETAILS.get(kind.value, dict.fromkeys(d.params)))
-        judges = ", ".join(f"`{j}`" for j in sorted(d.judges)) or "(see its target's kind)"
-        out.append(f"| `{d.name}` | {d.literal_count} | {d.polarity.value if d.polarity else '–'} | "
+        judges = ", ".join(f"`{j}`" for j in sorted(d.judges)) or "(see the kind it ends)"
+        literals = "1 or 2" if kind is FactKind.SUPERSESSION else str(d.literal_count)
+        out.append(f"| `{d.name}` | {literals} | {d.polarity.value if d.polarity else '–'} | "
                    f"{', '.join(s.value for s in d.fates)} | {', '.join(f'`{k}`' for k in details) or '–'} | "
                    f"{', '.join(f'`{k}`' for k in d.ledger_details) or '–'} | {judges} |")
         sample = _SAMPLE_FACTS.get(kind.value)

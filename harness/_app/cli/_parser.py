@@ -297,7 +297,7 @@ def build_parser() -> argparse.ArgumentParser:
                         metavar="MB", help=f"refuse larger transcript files (default {DEFAULT_MAX_FILE_MB})")
 
     replay = _command(sub, parser, "replay", help="replay a corpus: which saved failures does a summarizer still have?")
-    replay.add_argument("directory", metavar="DIR")
+    replay.add_argument("directory", metavar="DIR", help="the corpus directory to replay")
     replay.add_argument("--summarizer", required=True, metavar="SPEC", help=_SPECS)
     replay.add_argument("--allow-empty", action="store_true",
                         help="exit 0 on a corpus with no entries (by default that is exit 2: a wrong directory)")
@@ -333,16 +333,16 @@ def build_parser() -> argparse.ArgumentParser:
     kinds.add_argument("--extend", action="append", default=[], metavar="MODULE",
                        help="import this module (or path/to/file.py) first, for the fact kinds it defines (repeatable)")
     _command(corpus_sub, corpus, "list", help="show the entries of a corpus", parents=[kinds]
-                          ).add_argument("directory", metavar="DIR")
+                          ).add_argument("directory", metavar="DIR", help="the corpus directory")
     add = _command(corpus_sub, corpus, "add", help="validate entry files and add them to a corpus", parents=[kinds])
-    add.add_argument("directory", metavar="DIR")
-    add.add_argument("files", nargs="+", metavar="FILE")
+    add.add_argument("directory", metavar="DIR", help="the corpus to add to (created if missing)")
+    add.add_argument("files", nargs="+", metavar="FILE", help="entry files (all are checked before any is added)")
     merge = _command(corpus_sub, corpus, "merge", help="merge the corpora of several CI shards into one", parents=[kinds])
-    merge.add_argument("directory", metavar="DEST")
-    merge.add_argument("sources", nargs="+", metavar="SRC")
+    merge.add_argument("directory", metavar="DEST", help="the corpus to merge into (created if missing)")
+    merge.add_argument("sources", nargs="+", metavar="SRC", help="corpus directories to merge from")
     _command(corpus_sub, corpus, "dedupe",
              help="keep the smallest entry per root cause: summarizer, invariant, fact kind and evidence",
-                          parents=[kinds]).add_argument("directory", metavar="DIR")
+                          parents=[kinds]).add_argument("directory", metavar="DIR", help="the corpus directory")
 
     audit = _command(sub, parser, "audit", help="judge one real compaction: messages before, context after, obligations")
     audit.add_argument("--before", required=True, metavar="FILE",
