@@ -226,3 +226,37 @@ def test_plugin_background_plants_obligations_in_the_teams_logs(pytester):
                                            "--summarizer-corpus", "none", "-p", "no:cacheprovider")
     assert result.parseoutcomes()["failed"] >= 1
     result.stdout.fnmatch_lines([f"*--background {background}*"])
+
+
+def test_the_plugin_takes_a_summarizer_outside_python_as_the_cli_does(pytester):
+    """`pytest --summarizer 'cmd:python compact.py'` runs the search through the command's JSON lines (before,
+    the plugin tried to import 'cmd' as a module and stopped with a usage error)."""
+    pytester.makepyfile(EMPTY_TEST)
+    (pytester.path / "compact.py").write_text(
+        "import json, sys\n"
+        "for line in sys.stdin:\n"
+        "    request = json.loads(line)\n"
+        "    print(json.dumps({'messages': request['messages'][-2:]}), flush=True)\n", encoding="utf-8")
+    result = pytester.runpytest_subprocess("--summarizer", f"cmd:{sys.executable} compact.py",
+                                           "--summarizer-max-turns", "40", "-p", "no:cacheprovider", "-v")
+    assert result.ret != pytest.ExitCode.USAGE_ERROR, result.stderr.str()
+    assert "compaction-harness::property[summarizer-answered] PASSED" in result.stdout.str()
+    assert "compaction-harness::property[commitment-retained] FAILED" in result.stdout.str()  # it keeps two messages
+
+
+def test_a_flaky_entry_that_holds_in_every_trial_is_a_skip_as_replay_says_not_a_failure(pytester):
+    """replay exits 0 on such an entry ("not reproduced in 3 trials", not proof of a fix); the plugin's item for
+    it is skipped with that reason, never failed, never passed."""
+    import json
+
+    pytester.makepyfile(EMPTY_TEST)
+    name = _seeded_names()[0]
+    corpus = _corpus(pytester, name)
+    data = json.loads((corpus / name).read_text(encoding="utf-8"))
+    data["trials"] = {"failed": 1, "of": 3}  # saved from a summarizer that failed it once in three
+    (corpus / name).write_text(json.dumps(data), encoding="utf-8")
+    result = pytester.runpytest_subprocess("--summarizer", "harness.summarizers.ledgered:summarize",
+                                           "--summarizer-protocol", "rich", "--summarizer-corpus", "corpus",
+                                           "--summarizer-max-turns", "60", "-p", "no:cacheprovider", "-rs", "-k", "replay")
+    result.stdout.fnmatch_lines(["*SKIPPED*not reproduced in 3 trials*"])
+    assert result.parseoutcomes().get("skipped") == 1 and "failed" not in result.parseoutcomes()
