@@ -4,7 +4,7 @@ import dataclasses
 
 from hypothesis import find, settings
 
-from harness import FactKind, Role, Status, Turn, count_tokens
+from harness import FactKind, Role, Status, Turn
 from strategies import facts, make_literal, transcripts
 
 
@@ -398,25 +398,3 @@ def test_the_window_searches_cost_a_summarizer_that_rewrites_nothing():
     subject_window(shrinker)
     assert len(calls) == before and shrinker.checks <= 1 and shrinker.transcript is transcript
 
-
-def test_the_budget_floor_leaves_room_for_the_facts_in_the_tightest_round():
-    """Shrinking never lowers the budget below what keeping the facts' turns needs in the session's tightest
-    round: a tightening to 35% leaves a round 35% of the budget (a 35-token round fits no call and result)."""
-    import types
-
-    from harness import Fact, Polarity, Transcript, message_tokens
-    from harness._app.shrinking._shrinker import Shrinker
-    from harness._base._model import Tightening, round_budget
-
-    turns = (Turn(Role.USER, "Keep max_retries <= 3 for the uploader, " + "and mind the quota " * 15),
-             Turn(Role.ASSISTANT, "ok"))
-    fact = Fact("F0", FactKind.THRESHOLD, ("max_retries", "3"), 0, Polarity.REQUIRE,
-                details=(("field", "max_retries"), ("operator", "<="), ("value", "3")))
-    plain = Transcript(turns, (fact,))
-    tight = dataclasses.replace(plain, tightenings=(Tightening(1, 350),))
-    shrinker = types.SimpleNamespace(transcript=plain, _counter=count_tokens)
-    need = 2 * message_tokens(turns[0])
-    assert need > 100 and Shrinker.budget_floor(shrinker, plain) == need
-    floor = Shrinker.budget_floor(shrinker, tight)
-    assert round_budget(tight, floor, 1) >= need  # the tightened round still has the room
-    assert round_budget(tight, floor - 3, 1) < need  # and no more than that

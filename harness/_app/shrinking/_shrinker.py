@@ -380,14 +380,9 @@ class Shrinker:
             self.violation, self.budget = violation, self._run_budget
 
     def budget_floor(self, transcript: Transcript | None = None) -> int:
-        """The lowest budget shrinking tries: room for twice the turns the facts live in, in the tightest
-        round the session has (a tightening to 35% leaves a round 35% of the budget), so a correct
-        compactor always has room to keep them."""
         transcript = self.transcript if transcript is None else transcript
-        need = max(MIN_SHRUNK_BUDGET, 2 * sum(message_tokens(transcript.turns[i], self._counter)
+        return max(MIN_SHRUNK_BUDGET, 2 * sum(message_tokens(transcript.turns[i], self._counter)
                                               for i in ledger_turns(transcript)))
-        share = min((t.share for t in transcript.tightenings), default=1000)
-        return -(-need * 1000 // share)
 
     def _trim_merged(self) -> None:
         """Cut each merged turn's text while the failure still shows, by halves: at a lower budget,
