@@ -1,9 +1,11 @@
 """Normalising what a summarizer returns; bad returns get a clear MalformedResult."""
 
 import pytest
+from hypothesis import given, settings
 
 from harness import CompactionResult, MalformedResult, Role, compact_once, request_for, result_from_return
 from harness import InvalidArgument, Transcript, Turn
+from strategies import transcripts
 
 
 def test_string_becomes_one_system_message():
@@ -60,3 +62,14 @@ def test_compact_once_is_the_same_call_as_the_cli_s():
     with pytest.raises(InfraError, match="exception: the summarizer raised ValueError: quota") as info:
         compact_once(raises, request)
     assert isinstance(info.value.__cause__, ValueError)  # the team's own traceback is kept
+
+
+@settings(max_examples=30, deadline=None)
+@given(transcripts(max_turns=60))
+def test_message_tokens_counts_a_chat_message_as_the_turn_it_is(transcript):
+    """A messages summarizer budgets with harness.message_tokens on the dicts it gets: the same count the
+    session runner and the budget oracle give the turns."""
+    from harness import message_tokens, to_messages
+
+    for turn, message in zip(transcript.turns, to_messages(transcript.turns)):
+        assert message_tokens(message) == message_tokens(turn)

@@ -147,8 +147,8 @@ def kind_reference() -> str:
         d = kind_def(kind.value)
         details = tuple(_KIND_DETAILS.get(kind.value, dict.fromkeys(d.params)))
         judges = ", ".join(f"`{j}`" for j in sorted(d.judges)) or "(see the kind it ends)"
-        literals = "1 or 2" if kind is FactKind.SUPERSESSION else str(d.literal_count)
-        out.append(f"| `{d.name}` | {literals} | {d.polarity.value if d.polarity else '–'} | "
+        count = "1 or 2" if kind is FactKind.SUPERSESSION else str(d.literal_count)
+        out.append(f"| `{d.name}` | {count} | {d.polarity.value if d.polarity else '–'} | "
                    f"{', '.join(s.value for s in d.fates)} | {', '.join(f'`{k}`' for k in details) or '–'} | "
                    f"{', '.join(f'`{k}`' for k in d.ledger_details) or '–'} | {judges} |")
         sample = _SAMPLE_FACTS.get(kind.value)

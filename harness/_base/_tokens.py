@@ -13,6 +13,8 @@ import re
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from harness._base._protocol import _turn_from_message
+
 __all__ = ["TokenCounter", "count_tokens", "message_tokens", "context_tokens"]
 
 TokenCounter = Callable[[str], int]
@@ -47,37 +49,21 @@ def message_tokens(turn: Any, counter: TokenCounter = count_tokens) -> int:
     ``turn`` is a ``Turn`` or a chat message as a messages summarizer gets it (``role``, ``content``,
     ``tool_calls``, ``tool_call_id``). Turns are immutable, and a session counts the same source turns
     at every compaction (the loss ratio, the budget), so counts are remembered per (turn, counter)."""
-    if isinstance(turn, dict):
-        return _count_parts(*_message_parts(turn), counter)
+    if isinstance(turn, dict):  # read exactly as the harness reads a returned message (a bad one raises)
+        turn = _turn_from_message(turn, 0)
     try:
         return _remembered_tokens(turn, counter)
     except TypeError:  # an unhashable turn-like object or counter: count it afresh
         return _message_tokens(turn, counter)
 
 
-def _message_parts(message: dict) -> tuple[str, list[tuple[str, str, str]], str | None]:
-    """(text, [(name, arguments, id)], tool_call_id) of a chat message, read as the harness reads one."""
-    content = message.get("content") or ""
-    if isinstance(content, list):
-        content = "\n".join(p if isinstance(p, str) else str(p.get("text") or "") for p in content
-                            if isinstance(p, (str, dict)))
-    calls = []
-    for call in message.get("tool_calls") or ():
-        function = call.get("function") or {}
-        calls.append((str(function.get("name") or ""), str(function.get("arguments") or ""), str(call.get("id") or "")))
-    return str(content), calls, message.get("tool_call_id")
-
-
 def _message_tokens(turn: Any, counter: TokenCounter) -> int:
-    return _count_parts(turn.text, [(c.name, c.arguments, c.id) for c in turn.tool_calls], turn.tool_call_id, counter)
-
-
-def _count_parts(text: str, calls: list[tuple[str, str, str]], tool_call_id: str | None, counter: TokenCounter) -> int:
     if counter is count_tokens:  # additive over whitespace: one count of the parts joined by spaces
-        return count_tokens(" ".join([text, *(p for call in calls for p in call), tool_call_id or ""])) + 1
-    used = sum(counter(name) + counter(arguments) + counter(call_id) for name, arguments, call_id in calls)
-    answered = counter(tool_call_id) if tool_call_id else 0
-    return counter(text) + used + answered + 1
+        parts = [turn.text, *(p for c in turn.tool_calls for p in (c.name, c.arguments, c.id))]
+        return count_tokens(" ".join([*parts, turn.tool_call_id or ""])) + 1
+    calls = sum(counter(c.name) + counter(c.arguments) + counter(c.id) for c in turn.tool_calls)
+    answered = counter(turn.tool_call_id) if turn.tool_call_id else 0
+    return counter(turn.text) + calls + answered + 1
 
 
 _remembered_tokens = functools.lru_cache(maxsize=1 << 16)(_message_tokens)
