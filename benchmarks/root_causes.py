@@ -2,7 +2,8 @@
 
 For each compactor (the bundled example, two trimming compactors and a few mutants), one run of
 ``--examples`` at ``--seed``: the findings reported, the (invariant, fact kind) pairs they cover, the summarizer
-calls of the whole run (and of shrinking), the largest minimal transcript, and how many minimal
+calls of the whole run and how they split (shrinking; fresh re-asks, for trials and determinism probes; the rest,
+exploring), the largest minimal transcript, and how many minimal
 transcripts hold a tool result whose call is not in them (or a call whose result is not, and that the
 ledger does not hold in flight), outside ``tool-pairing`` findings. Run it before and after a change to the run path and compare the columns:
 
@@ -62,6 +63,10 @@ def measure(spec: str, examples: int, seed: int) -> dict:
         "covered": len({pair for f in failures for pair in f.pairs}),
         "calls": result.summarizer_calls,
         "shrink calls": sum(f.shrink_calls for f in failures),
+        # fresh re-asks: the trials confirming each minimal failure and the determinism probes
+        "re-asks": result.stats.asked_again,
+        # what is left: judging the generated sessions, and re-judging minimal transcripts for "also broken"
+        "explore calls": result.summarizer_calls - sum(f.shrink_calls for f in failures) - result.stats.asked_again,
         "max turns": max((len(f.transcript.turns) for f in failures), default=0),
         "malformed": sum(1 for f in failures if f.invariant != "tool-pairing" and malformed(f.transcript)),
         "seconds": round(time.monotonic() - start, 1),
