@@ -191,7 +191,7 @@ def test_the_block_reader_sees_titles_marks_snippets_and_exit_codes(tmp_path):
     page.write_text('Text.\n\n```python title="a.py"\n--8<-- "docs/examples/protocol_rich.py"\n```\n\n'
                     f"{_RUN_MARK}\n```sh\ncompaction-harness run --examples 3 \\\n    --seed 1  # exit 1\n"
                     "pip install x\n```\n\n- item\n\n    ```sh\n    compaction-harness oracles\n    ```\n")
-    blocks = [b for b in blocks_of(page)]
+    blocks = blocks_of(page)
     assert [(b.language, b.title, b.run) for b in blocks] == [("python", "a.py", False), ("sh", None, True),
                                                               ("sh", None, False)]
     assert "def summarize" in blocks[0].code
@@ -295,9 +295,6 @@ def _keys(value, into: set[str]) -> set[str]:
 def _undocumented(keys: set[str], page: Path) -> list[str]:
     text = page.read_text(encoding="utf-8")
     return sorted(k for k in keys if f"`{k}`" not in text)
-
-
-_KINDS = {"survival"}  # keys that are data (fact kind names), not fields
 
 
 def test_the_json_report_page_names_every_key_of_a_real_report(tmp_path):

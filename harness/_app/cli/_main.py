@@ -78,7 +78,9 @@ def main(argv: list[str] | None = None) -> ExitCode:
         return ExitCode.INCOMPLETE
     except BrokenPipeError:  # the reader went away (`| head`): not an error of ours, and nothing more to say
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # so the exit's flush cannot fail again
-        return ExitCode.OK if args.command in ("oracles", "corpus") else ExitCode.INCOMPLETE
+        # Only the catalogue is a listing with no verdict in it; anything else (a corpus listing that would
+        # have named unreadable files, a report) was not delivered whole: incomplete, never a silent 0.
+        return ExitCode.OK if args.command == "oracles" else ExitCode.INCOMPLETE
     except Exception as exc:  # a bug of ours: say so plainly; the traceback only on request
         print(f"InternalError: {type(exc).__name__}: {exc} (set COMPACTION_HARNESS_DEBUG=1 for the traceback)",
               file=sys.stderr)
