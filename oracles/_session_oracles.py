@@ -179,8 +179,8 @@ def _handle_in(result, call_id: str) -> bool:
 def handle_carried(case: SessionCase) -> Iterator[Finding]:
     """A call in flight across compactions is carried as a handle, summary to summary, never as prose alone."""
     for fact in case.transcript.facts:
-        if fact.kind is not FactKind.IN_FLIGHT_CALL:
-            continue
+        if fact.kind is not FactKind.IN_FLIGHT_CALL or fact.detail("mode") == "background":
+            continue  # a background job's outcome is fetched by its handle as text: handle-retained judges it
         call_id = fact.literals[0]
         during = [r for r, (boundary, _) in enumerate(case.rounds) if fact.is_live_at(boundary)]
         arrives = fact.fate.turn if fact.fate.status is Status.RESOLVED else None

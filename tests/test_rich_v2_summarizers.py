@@ -126,7 +126,9 @@ def check_protocol2(request: CompactionRequest, result, *, structured_handles: b
     # verified: only what it checked on the result itself, a class decided by the request and result alone
     assert result.verified == ("journal-reversible",)
     # in-flight calls: every tagged one carried as a handle; kept calls are exactly calls still in flight
-    tagged = {f.literals[0]: f for f in request.tags if f.kind is FactKind.IN_FLIGHT_CALL}
+    # (a background job's literal is its job handle, not a call id: it is stated, checked below, never a call)
+    tagged = {f.literals[0]: f for f in request.tags
+              if f.kind is FactKind.IN_FLIGHT_CALL and f.detail("mode") != "background"}
     kept = kept_calls(result)
     for call_id, fact in tagged.items():
         assert call_id not in answered(request.turns)  # a live tag's result has not arrived
@@ -215,16 +217,36 @@ def _has_in_flight(t: Transcript) -> bool:
     return any(f.kind is FactKind.IN_FLIGHT_CALL for f in live_facts(t, t.compaction_points[0]))
 
 
+def _has_trailing_call(t: Transcript) -> bool:
+    return any(f.kind is FactKind.IN_FLIGHT_CALL and f.detail("mode") == "trailing"
+               for f in live_facts(t, t.compaction_points[0]))
+
+
+def _has_background_job(t: Transcript) -> bool:
+    return any(f.kind is FactKind.IN_FLIGHT_CALL and f.detail("mode") == "background"
+               for f in live_facts(t, t.compaction_points[0]))
+
+
 def test_prose_keeps_in_flight_calls_as_structured_calls():
-    transcript = found(_CALLS, _has_in_flight)
+    transcript = found(_CALLS, _has_trailing_call)
     request = request_for(transcript, transcript.compaction_points[0], BUDGET)
     result = compact_once(prose.summarize, request)
-    tagged = [f for f in request.tags if f.kind is FactKind.IN_FLIGHT_CALL]
+    tagged = [f for f in request.tags if f.kind is FactKind.IN_FLIGHT_CALL and f.detail("mode") == "trailing"]
     handles = [t for t in result.messages if t.tool_calls]
     assert len(handles) == 1 and handles[0].role is Role.ASSISTANT
     ids = {c.id for c in handles[0].tool_calls}
     assert {f.literals[0] for f in tagged} <= ids
     assert result.ledger is None  # no side channel: the handle is the structured call
+
+
+def test_prose_names_a_background_job_and_never_makes_it_a_call():
+    transcript = found(_CALLS, _has_background_job)
+    request = request_for(transcript, transcript.compaction_points[0], BUDGET)
+    result = compact_once(prose.summarize, request)
+    jobs = [f.literals[0] for f in request.tags if f.kind is FactKind.IN_FLIGHT_CALL and f.detail("mode") == "background"]
+    called = {c.id for t in result.messages for c in t.tool_calls}
+    assert jobs and not called & set(jobs)  # a job handle is no call id: re-attaching it as one invents a call
+    assert all(job in result.summary_text for job in jobs)
 
 
 def test_ledgered_keeps_in_flight_calls_as_ledger_entries():
@@ -270,13 +292,14 @@ def test_correct_compactor_over_a_tightening_session(name, transcript):
         text = context_text(result)
         for fact in live_facts(transcript, rnd.boundary):
             assert all(lit in text for lit in fact.literals), (n, fact)
-            if fact.kind is FactKind.IN_FLIGHT_CALL:
+            if fact.kind is FactKind.IN_FLIGHT_CALL and fact.detail("mode") != "background":
                 assert carried_as_handle(result, fact.literals[0])
     assert [r.request.tier for r in rounds][0] == 1
 
 
-def _call_crosses_a_tightening(t: Transcript) -> bool:
-    """A session (at the default budget, tightened) with a call in flight across two rounds and a deeper tier."""
+def _job_crosses_a_tightening(t: Transcript) -> bool:
+    """A session (at the default budget, tightened) with a background job running across two rounds and a
+    deeper tier (a call is in flight across rounds only as a job: a trailing call's result comes next)."""
     rounds = run_session(prose.summarize, tightened(t))
     live = [{f.literals[0] for f in r.request.tags if f.kind is FactKind.IN_FLIGHT_CALL} for r in rounds]
     crossing = any(a & b for a, b in zip(live, live[1:]))
@@ -284,21 +307,22 @@ def _call_crosses_a_tightening(t: Transcript) -> bool:
 
 
 @pytest.mark.parametrize("name", sorted(CORRECT))
-def test_a_call_in_flight_across_rounds_rides_every_round_until_its_result(name):
-    transcript = tightened(found(_CALLS, _call_crosses_a_tightening))
+def test_a_job_in_flight_across_rounds_rides_every_round_until_its_outcome(name):
+    transcript = tightened(found(_CALLS, _job_crosses_a_tightening))
     rounds = run_session(CORRECT[name], transcript)
-    calls = {f.literals[0]: f for f in transcript.facts if f.kind is FactKind.IN_FLIGHT_CALL}
+    jobs = {f.literals[0]: f for f in transcript.facts if f.kind is FactKind.IN_FLIGHT_CALL}
     carried_rounds = 0
     for rnd in rounds:
-        for call_id, fact in calls.items():
+        for handle, fact in jobs.items():
             if fact.is_live_at(rnd.boundary):
-                assert carried_as_handle(rnd.result, call_id)
-                if name == "prose":
-                    assert call_id in kept_calls(rnd.result)
+                assert handle in context_text(rnd.result)
+                if name == "ledgered":
+                    assert carried_as_handle(rnd.result, handle)  # its ledger entry
+                assert handle not in kept_calls(rnd.result)  # a job handle is never made a call
                 carried_rounds += 1
-            elif fact.origin_turn < rnd.boundary:  # its result has come: never re-attached again
-                assert call_id not in kept_calls(rnd.result)
-                assert call_id not in {e.literals[0] for e in rnd.result.ledger or ()}
+            elif fact.origin_turn < rnd.boundary:  # its outcome has come: never carried as open again
+                assert handle not in kept_calls(rnd.result)
+                assert handle not in {e.literals[0] for e in rnd.result.ledger or ()}
     assert carried_rounds >= 2
     assert {r.request.tier for r in rounds} >= {1, 2}
     assert any(r.result.marker.resolved_calls for r in rounds)

@@ -41,7 +41,9 @@ def _routed(summarize):
     """``summarize`` inside a runtime that re-attaches each call still in flight after the summary."""
     def compact(request):
         result = result_from_return(summarize(request))
-        return dataclasses.replace(result, messages=result.messages + handle_turn(in_flight_calls(request)))
+        kept = {c.id for t in result.messages for c in t.tool_calls}  # a call the tail kept is not made twice
+        pending = tuple(c for c in in_flight_calls(request) if c.id not in kept)
+        return dataclasses.replace(result, messages=result.messages + handle_turn(pending))
     compact.compaction_protocol = "rich"
     return compact
 

@@ -172,7 +172,13 @@ _KIND_DETAILS: dict[str, dict[str, str]] = {
     "commitment": {"action": "the pending verb (`merge`, `rotate`)", "noun": "what it acts on (`pull request`)",
                    "object": "the literal it acts on", "past": "the verb's past tense, as a false completion would "
                    "state it", "trigger": "when it is due (`CI is green`)"},
-    "in_flight_call": {"name": "the tool's name", "arguments": "the call's arguments, a JSON string, byte-exact"},
+    "in_flight_call": {"name": "the tool's name", "arguments": "the call's arguments, a JSON string, byte-exact",
+                       "mode": "`trailing` (the call is the last message when compaction fires; its result comes "
+                               "right after, and the literal is the call id) or `background` (the call was answered "
+                               "at once with a job handle, the literal; the outcome comes later)",
+                       "call_id": "a background job's own tool-call id (the placeholder result answers it)",
+                       "outcome": "how a background job's outcome arrives: `notification` (a user message) or "
+                                  "`poll` (the result of a poll call)"},
     "unresolved_error": {"name": "the tool or command that failed", "exception": "the error's class"},
     "negative_fact": {"disposition": "`rejected`, `failed` or `superseded`"},
     "artifact_reference": {"what": "what the artifact is: a script, a report, a migration..."},

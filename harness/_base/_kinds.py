@@ -204,7 +204,9 @@ _BUILT_IN = (
     ),
     KindDef(
         FactKind.IN_FLIGHT_CALL.value,
-        lambda f: f"Tool call {f.literals[0]} ({f.detail('name')}) is still in flight: UNRESOLVED.",
+        lambda f: (f"Background job {f.literals[0]} ({f.detail('name')}) is still running: UNRESOLVED."
+                   if f.detail("mode") == "background" else
+                   f"Tool call {f.literals[0]} ({f.detail('name')}) is still in flight: UNRESOLVED."),
         fates=(Status.OPEN, Status.RESOLVED), params=("name", "arguments"), ledger_details=("name",),
         judged_by=("handle-retained", "closure"),
     ),

@@ -19,6 +19,7 @@ from __future__ import annotations
 from harness._base._kinds import kind_def
 from harness._base._model import Fact, Role, Turn
 from harness._base._protocol import CompactionRequest, CompactionResult, LedgerEntry
+from harness._base._tokens import context_tokens
 from harness.summarizers._render import handle_turn, in_flight_calls, narrative, tagged_calls, with_protocol2
 
 
@@ -41,11 +42,12 @@ def summarize(request: CompactionRequest) -> CompactionResult:
     ledger = tuple(entry_for(f) for f in request.tags)
     tagged = tagged_calls(request)
     untagged = tuple(c for c in in_flight_calls(request) if c.id not in tagged)
-    result = CompactionResult(
-        (Turn(Role.SYSTEM, narrative(request)), *handle_turn(untagged)),
-        ledger=ledger,
-        self_report=tuple(f.id for f in request.tags),
-    )
+    kept = handle_turn(untagged)
+    story = narrative(request)
+    if context_tokens((Turn(Role.SYSTEM, story), *kept), ledger) > request.budget:
+        story = "Earlier turns summarized."  # the narrative is the one part that may give way to the budget
+    result = CompactionResult((Turn(Role.SYSTEM, story), *kept), ledger=ledger,
+                              self_report=tuple(f.id for f in request.tags))
     return with_protocol2(request, result)
 
 

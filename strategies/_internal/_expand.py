@@ -44,14 +44,17 @@ class _Event:
     anchor: int = 0
     offset: int = 0
     placed_at: int = field(default=-1)
+    fate_at: int | None = None  # an origin event holding its fate too: where the fate's turns start (a cut goes there)
+    anchor_fate: int = 0  # then the fate's anchor, within its turns
 
 
 def _origin_event(i: int, spec: FactSpec) -> _Event:
     generator = generator_for(spec.kind)
     turns = turns_from(spec.kind, "state", call_hook(spec.kind, "state", generator.state, spec))
-    if not turns or not 0 <= generator.anchor < len(turns):
-        raise InvalidArgument(f"the {spec.kind} generator stated it in {len(turns)} turn(s) with anchor={generator.anchor}")
-    return _Event(i, _ORIGIN, turns, anchor=generator.anchor)
+    anchor = call_hook(spec.kind, "anchor", generator.anchor_of, spec)
+    if not turns or isinstance(anchor, bool) or not isinstance(anchor, int) or not 0 <= anchor < len(turns):
+        raise InvalidArgument(f"the {spec.kind} generator stated it in {len(turns)} turn(s) with anchor={anchor!r}")
+    return _Event(i, _ORIGIN, turns, anchor=anchor)
 
 
 def _fate_event(i: int, spec: FactSpec) -> _Event | None:
@@ -59,10 +62,27 @@ def _fate_event(i: int, spec: FactSpec) -> _Event | None:
         return None
     if spec.fate is Status.RETRACTED:  # withdrawn the same way whatever the kind
         return _Event(i, _FATE, (Turn(Role.USER, P.pick(P.RETRACTIONS, spec.phrasing).format(lit=spec.literals[0])),))
-    turns = turns_from(spec.kind, "fate", call_hook(spec.kind, "fate", generator_for(spec.kind).fate, spec))
+    generator = generator_for(spec.kind)
+    turns = turns_from(spec.kind, "fate", call_hook(spec.kind, "fate", generator.fate, spec))
     if not turns:
         raise InvalidArgument(f"the {spec.kind} generator wrote no turns for fate {spec.fate.value!r}")
-    return _Event(i, _FATE, turns)
+    if not -len(turns) <= generator.fate_anchor < len(turns):
+        raise InvalidArgument(f"the {spec.kind} generator wrote {len(turns)} fate turn(s) with "
+                              f"fate_anchor={generator.fate_anchor}")
+    return _Event(i, _FATE, turns, anchor=generator.fate_anchor % len(turns))
+
+
+def _joined_after_cut(spec: FactSpec, origin: _Event, fate: _Event | None) -> bool:
+    """Join ``fate`` to ``origin`` when the kind puts its fate right after a compaction (a trailing call)."""
+    after_cut = generator_for(spec.kind).fate_after_cut
+    if fate is None or spec.fate is Status.RETRACTED or after_cut is None:
+        return False
+    if not call_hook(spec.kind, "fate_after_cut", after_cut, spec):
+        return False
+    origin.fate_at = len(origin.turns)
+    origin.turns = (*origin.turns, *fate.turns)
+    origin.anchor_fate = fate.anchor
+    return True
 
 
 def _restate_event(i: int, spec: FactSpec) -> _Event | None:
@@ -72,10 +92,13 @@ def _restate_event(i: int, spec: FactSpec) -> _Event | None:
 
 
 def _events(skeleton: Skeleton) -> list[list[_Event]]:
-    return [
-        [e for e in (_origin_event(i, s), _restate_event(i, s), _fate_event(i, s)) if e is not None]
-        for i, s in enumerate(skeleton.facts)
-    ]
+    out = []
+    for i, spec in enumerate(skeleton.facts):
+        origin, fate = _origin_event(i, spec), _fate_event(i, spec)
+        if _joined_after_cut(spec, origin, fate):
+            fate = None
+        out.append([e for e in (origin, _restate_event(i, spec), fate) if e is not None])
+    return out
 
 
 def _decoy_events(skeleton: Skeleton, taken: set[str]) -> list[tuple[_Event, bool, int]]:
@@ -201,8 +224,11 @@ def _anchors(events: list[list[_Event]]) -> list[tuple[int, int | None]]:
     """(origin turn, fate turn or None) of each placed spec."""
     out = []
     for per_spec in events:
-        origin = per_spec[0].placed_at + per_spec[0].anchor
+        first = per_spec[0]
+        origin = first.placed_at + first.anchor
         fate = next((e.placed_at + e.anchor for e in per_spec if e.phase == _FATE), None)
+        if first.fate_at is not None:
+            fate = first.placed_at + first.fate_at + first.anchor_fate
         out.append((origin, fate))
     return out
 
@@ -248,8 +274,10 @@ def _event_fact(fact: Fact, spec: FactSpec, generator: KindGenerator) -> Fact | 
     return ending_event(fact, spec.param("replacement"))
 
 
-def _cut_points(skeleton: Skeleton, facts_by_spec: list[tuple[int, int | None]], n: int) -> tuple[int, ...]:
-    points = set()
+def _cut_points(skeleton: Skeleton, facts_by_spec: list[tuple[int, int | None]], n: int,
+                pinned: tuple[int, ...] = ()) -> tuple[int, ...]:
+    """The compaction points: the skeleton's cuts, and ``pinned`` (between a trailing call and its result)."""
+    points = set(pinned)
     for cut in skeleton.cuts:
         if cut.anchor is Anchor.FRACTION or not facts_by_spec:
             point = round(n * (cut.value if cut.anchor is Anchor.FRACTION else 500) / 1000)
@@ -282,17 +310,10 @@ def _schedule_effect(planned: _PlannedEffect, target: list[_Event], filler: int)
     planned.event.offset = start + planned.position * (end - start) // 1000
 
 
-def expand(skeleton: Skeleton, *, background: Any = None) -> Transcript:
-    """The transcript a skeleton stands for; the same skeleton always gives the same one.
-
-    ``background`` (a ``Background`` of a team's logs) replaces the generated filler. Each
-    effect the skeleton plans becomes a tool call and its result, recorded in
-    ``Transcript.effects`` with the fact governing it; the skeleton's tightenings are copied.
-    """
-    events, literals, decoys, effects = _planned(skeleton)
-    placed_turns = (sum(len(e.turns) for per_spec in events for e in per_spec) + sum(len(e.turns) for e, _, _ in decoys)
-                    + sum(len(p.event.turns) for p in effects))
-    filler = max(0, skeleton.length - placed_turns)
+def _placed(skeleton: Skeleton, events: list[list[_Event]], decoys: list[tuple[_Event, bool, int]],
+            effects: list[_PlannedEffect], flat: list[_Event], filler: int, literals: set[str],
+            background: Any) -> list[Turn]:
+    """Every event scheduled in ``filler`` turns of filler, and the turns they make (``placed_at`` set)."""
     for spec, per_spec in zip(skeleton.facts, events):
         _schedule(spec, per_spec, filler)
     for event, after_fate, position in decoys:
@@ -310,7 +331,6 @@ def expand(skeleton: Skeleton, *, background: Any = None) -> Transcript:
         total += len(unit)
     # An event never splits a filler tool call from its result: it moves to the next unit boundary.
     slots: list[list[_Event]] = [[] for _ in range(len(units) + 1)]
-    flat = [e for per_spec in events for e in per_spec] + [e for e, _, _ in decoys] + [p.event for p in effects]
     for event in sorted(flat, key=lambda e: (e.offset, e.phase, e.spec)):
         slots[bisect_left(starts, event.offset)].append(event)
 
@@ -321,10 +341,53 @@ def expand(skeleton: Skeleton, *, background: Any = None) -> Transcript:
             turns.extend(event.turns)
         if u < len(units):
             turns.extend(units[u])
+    return turns
+
+
+def _first_spoken(turns: list[Turn]) -> int | None:
+    return next((i for i, t in enumerate(turns) if t.role is not Role.SYSTEM), None)
+
+
+def _needs_opener(turns: list[Turn]) -> bool:
+    first = _first_spoken(turns)
+    return first is not None and turns[first].role is not Role.USER
+
+
+def _open_with_user(turns: list[Turn], events: list[_Event], literals: set[str]) -> None:
+    """Begin the conversation with a user message, as every provider requires: an opening request goes
+    before the first turn after any system turns (and every event after it moves down one)."""
+    first = _first_spoken(turns)
+    if first is None:
+        first = len(turns)
+    opener = next((o for o in P.OPENERS if not any(has_token(o, lit) for lit in literals)), P.OPENERS[0])
+    turns.insert(first, Turn(Role.USER, opener))
+    for event in events:
+        if event.placed_at >= first:
+            event.placed_at += 1
+
+
+def expand(skeleton: Skeleton, *, background: Any = None) -> Transcript:
+    """The transcript a skeleton stands for; the same skeleton always gives the same one.
+
+    ``background`` (a ``Background`` of a team's logs) replaces the generated filler. Each
+    effect the skeleton plans becomes a tool call and its result, recorded in
+    ``Transcript.effects`` with the fact governing it; the skeleton's tightenings are copied.
+    """
+    events, literals, decoys, effects = _planned(skeleton)
+    placed_turns = (sum(len(e.turns) for per_spec in events for e in per_spec) + sum(len(e.turns) for e, _, _ in decoys)
+                    + sum(len(p.event.turns) for p in effects))
+    filler = max(0, skeleton.length - placed_turns)
+    flat = [e for per_spec in events for e in per_spec] + [e for e, _, _ in decoys] + [p.event for p in effects]
+    turns = _placed(skeleton, events, decoys, effects, flat, filler, literals, background)
+    if _needs_opener(turns):  # one turn of filler fewer makes room for the user's opening message
+        if filler:
+            turns = _placed(skeleton, events, decoys, effects, flat, filler - 1, literals, background)
+        _open_with_user(turns, flat, literals)  # even if the first turn is the user's now: the length is kept
 
     anchors = _anchors(events)
     facts = _ledger(skeleton, anchors)
-    points = _cut_points(skeleton, anchors, len(turns))
+    pinned = tuple(e.placed_at + e.fate_at for per_spec in events for e in per_spec if e.fate_at is not None)
+    points = _cut_points(skeleton, anchors, len(turns), pinned)
     recorded = tuple(sorted((Effect(p.event.placed_at, p.call_id, p.action, (f"F{p.event.spec}",)) for p in effects),
                             key=lambda e: e.turn))
     return Transcript(tuple(turns), tuple(facts), points, skeleton.seed, effects=recorded,

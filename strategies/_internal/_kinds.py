@@ -39,9 +39,13 @@ class KindGenerator:
 
     - ``draw(draw, fate)``: the literals and params of one planned fact (use
       Hypothesis's ``draw``, so what it picks shrinks);
-    - ``state(spec)``: the turns that state it; turn ``anchor`` of them is the fact's origin;
+    - ``state(spec)``: the turns that state it; turn ``anchor`` of them is the fact's origin
+      (``anchor`` an index, or a function of the spec giving one);
     - ``fate(spec)``: the turns in which it is fulfilled, resolved or superseded
-      (a retraction is written the same way for every kind);
+      (a retraction is written the same way for every kind); turn ``fate_anchor`` of them is where
+      it ends (negative counts from the end);
+    - ``fate_after_cut(spec)``: True when the fate comes right after the statement with a compaction
+      between them (a call in flight as the last message when compaction fires); default never;
     - ``restate(spec)``: reminder turns placed halfway to its fate, or ``()``;
     - ``details(spec)``: the ledger details of the fact (default: its params but ``replacement``);
     - ``replaced_by(spec)``: the literals and details of the supersession fact
@@ -53,20 +57,29 @@ class KindGenerator:
 
     draw: Callable[[Any, Status], tuple[tuple[str, ...], dict[str, str]]]
     state: Callable[[FactSpec], tuple[Turn, ...]]
-    anchor: int = 0
+    anchor: int | Callable[[FactSpec], int] = 0
     fate: Callable[[FactSpec], tuple[Turn, ...]] | None = None
     restate: Callable[[FactSpec], tuple[Turn, ...]] | None = None
     details: Callable[[FactSpec], dict[str, str]] | None = None
     replaced_by: Callable[[FactSpec], tuple[tuple[str, ...], dict[str, str]]] | None = None
     companions: Callable[[FactSpec], tuple[Companion, ...]] | None = None
+    fate_anchor: int = 0
+    fate_after_cut: Callable[[FactSpec], bool] | None = None
 
     def __post_init__(self) -> None:
-        for name in ("draw", "state", "fate", "restate", "details", "replaced_by", "companions"):
+        for name in ("draw", "state", "fate", "restate", "details", "replaced_by", "companions", "fate_after_cut"):
             value = getattr(self, name)
             if value is not None and not callable(value):
                 raise InvalidArgument(f"KindGenerator.{name} must be a function, got {value!r}")
-        if isinstance(self.anchor, bool) or not isinstance(self.anchor, int) or self.anchor < 0:
-            raise InvalidArgument(f"KindGenerator.anchor must be an int >= 0, got {self.anchor!r}")
+        if not callable(self.anchor) and (isinstance(self.anchor, bool) or not isinstance(self.anchor, int)
+                                          or self.anchor < 0):
+            raise InvalidArgument(f"KindGenerator.anchor must be an int >= 0 or a function, got {self.anchor!r}")
+        if isinstance(self.fate_anchor, bool) or not isinstance(self.fate_anchor, int):
+            raise InvalidArgument(f"KindGenerator.fate_anchor must be an int, got {self.fate_anchor!r}")
+
+    def anchor_of(self, spec: FactSpec) -> int:
+        """The index of the turn of ``state(spec)`` that is the fact's origin."""
+        return self.anchor(spec) if callable(self.anchor) else self.anchor
 
 
 def generator_for(kind: str) -> KindGenerator:
@@ -261,32 +274,79 @@ def _commitment_details(spec: FactSpec):
     return {**dict(spec.params), "object": spec.literals[0]}
 
 
-# -- in-flight call: a call (maybe among parallel siblings) whose result has not come back ------------
+# -- in-flight call: a call whose outcome has not come back when compaction fires ---------------------
+# No provider accepts a history with an unanswered call followed by other messages, and no runtime sends
+# one to its compactor, so a call is in flight the two ways real runtimes have:
+# - trailing: the call is the last message when compaction fires; its result comes right after (note 000).
+#   The fact's literal is the call id; ``fate_after_cut`` makes expand put a compaction point between them.
+# - background: the call is answered at once with a placeholder carrying a job handle, and the outcome
+#   arrives later, as a notification or as the result of a poll call. The literal is the job handle.
+
+TRAILING, BACKGROUND = "trailing", "background"
+
 
 def _call_draw(draw, fate: Status):
     target = _literal(draw, "service")
-    return (_literal(draw, "call_id"),), {
-        "name": draw(st.sampled_from(P.CALL_TOOLS)),
-        "arguments": json.dumps({"target": target}),
-        "parallel": str(draw(st.integers(0, 2))),
-    }
+    call_id = _literal(draw, "call_id")
+    mode = draw(st.sampled_from((TRAILING, BACKGROUND))) if fate is Status.RESOLVED else BACKGROUND
+    params = {"name": draw(st.sampled_from(P.CALL_TOOLS)), "arguments": json.dumps({"target": target}),
+              "parallel": str(draw(st.integers(0, 2))), "mode": mode}
+    if mode == TRAILING:
+        return (call_id,), params
+    params["call_id"] = call_id
+    params["outcome"] = draw(st.sampled_from(("notification", "poll")))
+    return (_literal(draw, "job_id"),), params
+
+
+def _call_mode(spec: FactSpec) -> str:
+    """How the call is in flight; a plan written before modes (no ``mode``) is trailing when it resolves."""
+    mode = spec.param("mode")
+    if mode:
+        return mode
+    return TRAILING if spec.fate is Status.RESOLVED else BACKGROUND
+
+
+def _call_id(spec: FactSpec) -> str:
+    """The id of the call that starts it: the literal of a trailing call, a background job's own."""
+    return spec.literals[0] if _call_mode(spec) == TRAILING else (spec.param("call_id") or spec.literals[0])
 
 
 def _call_state(spec: FactSpec):
     lit, name, ph = spec.literals[0], spec.param("name"), spec.phrasing
-    siblings = [ToolCall(derived_id(lit, n), name, spec.param("arguments")) for n in range(int(spec.param("parallel", "0")))]
-    call = ToolCall(lit, name, spec.param("arguments"))
+    call_id = _call_id(spec)
+    siblings = [ToolCall(derived_id(call_id, n), name, spec.param("arguments")) for n in range(int(spec.param("parallel", "0")))]
+    call = ToolCall(call_id, name, spec.param("arguments"))
     start = Turn(Role.ASSISTANT, P.pick(P.CALL_STARTS, ph).format(name=name), tool_calls=(call, *siblings))
     results = tuple(
         Turn(Role.TOOL, P.pick(P.CALL_RESULTS, ph + n + 1).format(name=name), tool_call_id=s.id)
         for n, s in enumerate(siblings)
     )
-    return (start, *results)
+    if _call_mode(spec) == TRAILING:
+        return (start, *results)
+    accepted = Turn(Role.TOOL, P.pick(P.JOB_ACCEPTED, ph).format(name=name, job=lit), tool_call_id=call_id)
+    return (start, accepted, *results)
+
+
+def _call_anchor(spec: FactSpec) -> int:
+    """Where it is first in flight: at the call, or at the placeholder that hands over the job handle."""
+    return 0 if _call_mode(spec) == TRAILING else 1
 
 
 def _call_fate(spec: FactSpec):
-    text = P.pick(P.CALL_RESULTS, spec.phrasing).format(name=spec.param("name"))
-    return (Turn(Role.TOOL, text, tool_call_id=spec.literals[0]),)
+    lit, name, ph = spec.literals[0], spec.param("name"), spec.phrasing
+    if _call_mode(spec) == TRAILING:
+        return (Turn(Role.TOOL, P.pick(P.CALL_RESULTS, ph).format(name=name), tool_call_id=lit),)
+    if spec.param("outcome") == "poll":
+        poll = ToolCall(derived_id(lit, 1000), P.JOB_POLL, json.dumps({"job": lit}))
+        return (Turn(Role.ASSISTANT, "", tool_calls=(poll,)),
+                Turn(Role.TOOL, P.pick(P.JOB_OUTCOMES, ph).format(name=name, job=lit), tool_call_id=poll.id))
+    return (Turn(Role.USER, P.pick(P.JOB_NOTIFICATIONS, ph).format(name=name, job=lit)),)
+
+
+def _call_details(spec: FactSpec) -> dict[str, str]:
+    details = _without(spec.params, "parallel")
+    details["mode"] = _call_mode(spec)
+    return details
 
 
 # -- unresolved error: a tool result carrying an error code; sometimes fixed later -------------------
@@ -371,8 +431,9 @@ _BUILT_IN: dict[str, KindGenerator] = {
                                       restate=_threshold_restate, details=_field_value_details),
     FactKind.COMMITMENT: KindGenerator(_commitment_draw, _commitment_state, fate=_commitment_fate,
                                        details=_commitment_details),
-    FactKind.IN_FLIGHT_CALL: KindGenerator(_call_draw, _call_state, fate=_call_fate,
-                                           details=lambda s: _without(s.params, "parallel")),
+    FactKind.IN_FLIGHT_CALL: KindGenerator(_call_draw, _call_state, anchor=_call_anchor, fate=_call_fate,
+                                           details=_call_details, fate_anchor=-1,
+                                           fate_after_cut=lambda s: _call_mode(s) == TRAILING),
     FactKind.UNRESOLVED_ERROR: KindGenerator(_error_draw, _error_state, anchor=1, fate=_error_fate),
     FactKind.NEGATIVE_FACT: KindGenerator(_negative_draw, _negative_state),
     FactKind.ARTIFACT_REFERENCE: KindGenerator(_artifact_draw, _artifact_state),

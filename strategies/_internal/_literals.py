@@ -95,6 +95,10 @@ def _call_id(f: Faker) -> str:
     return "call_" + f.hexify("^" * 12)
 
 
+def _job_id(f: Faker) -> str:
+    return "job_" + f.hexify("^" * 10)
+
+
 def _error_code(f: Faker) -> str:
     return f"E{f.random_int(1000, 9999)}"
 
@@ -120,6 +124,7 @@ CATEGORIES = {
     "service": _service,
     "quantity": _quantity,
     "call_id": _call_id,
+    "job_id": _job_id,
     "error_code": _error_code,
     "approach": _approach,
     "migration": _migration,

@@ -28,6 +28,11 @@ __all__ = [
     "CALL_STARTS",
     "CALL_TOOLS",
     "CALL_RESULTS",
+    "JOB_ACCEPTED",
+    "JOB_NOTIFICATIONS",
+    "JOB_POLL",
+    "JOB_OUTCOMES",
+    "OPENERS",
     "ERROR_RESULTS",
     "ERROR_CALLS",
     "ERROR_FIXES",
@@ -171,6 +176,41 @@ CALL_RESULTS = (
     "done ({name}).",
     "{name}: success.",
     "{name} returned: all steps passed.",
+)
+
+# A background job: the call is answered at once with its handle, the outcome comes later. The placeholder
+# never uses a word that says the job is over.
+JOB_ACCEPTED = (
+    "Job {job} accepted: {name} is running in the background; no result yet.",
+    "{name} queued as background job {job} (status: pending).",
+    "Started {name} as {job}. It keeps running after this call; poll {job} for its outcome.",
+    "Background task {job} ({name}) is in progress.",
+    "{job}: {name} dispatched, still running.",
+)
+
+JOB_NOTIFICATIONS = (
+    "[background job {job} finished] {name}: ok.",
+    "Notification: job {job} ({name}) completed without errors.",
+    "Your background task {job} is done; {name} succeeded.",
+    "Job {job} has finished. {name} reported success.",
+    "{name} in {job}: completed.",
+)
+
+JOB_POLL = "check_job"
+
+JOB_OUTCOMES = (
+    "{job}: finished, {name} ok.",
+    "job {job} completed; {name} returned success.",
+    "{job} done ({name}).",
+    "status of {job}: succeeded ({name}).",
+    "{name} ({job}) finished without errors.",
+)
+
+# The first user message, when a transcript would otherwise open with the assistant (no provider accepts that).
+OPENERS = (
+    "Picking up this repository again; carry on with the current task.",
+    "Please continue with the work on this service.",
+    "Let's keep going on the task from before.",
 )
 
 ERROR_CALLS = ("apply_patch", "run_tests", "sync_bucket", "restart_workers", "compile_assets")
