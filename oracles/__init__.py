@@ -5,7 +5,7 @@ oracle; ``select(only=..., skip=...)`` filters by id; ``@oracle("my-id", ...)``
 registers a team's own. The catalogue: ``docs/reference/oracles.md`` (generated from this registry).
 """
 
-from oracles import _force, _obligations, _prose, _invented, _runtime, _session_oracles, _shape  # noqa: F401  (registers the built-in oracles)
+from oracles import _force, _obligations, _prose, _invented, _provider, _runtime, _session_oracles, _shape  # noqa: F401  (registers the built-in oracles)
 from oracles._core import (
     Case,
     Evidence,

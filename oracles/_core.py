@@ -136,6 +136,11 @@ class Case:
         return self.transcript.turns[: self.boundary]
 
     @property
+    def dialect(self) -> str:
+        """The provider shape the context goes to (``--dialect``): the request's, else chat."""
+        return self.request.dialect if self.request is not None else "chat"
+
+    @property
     def given(self) -> tuple:
         """The messages the summarizer was given: the request's, or the window of a single compaction."""
         return self.request.turns if self.request is not None else self.window

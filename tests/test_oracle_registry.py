@@ -12,7 +12,8 @@ from oracles import Case, Finding, Severity, check, oracle, registered, select, 
 CATALOGUE = [
     "commitment-retained", "completion-honest", "handle-retained", "closure", "error-retained",
     "gating-field-retained", "literal-verbatim", "negation-polarity", "threshold-exact", "supersession",
-    "negative-fact-disposition", "no-invented-obligation", "tool-pairing", "budget-respected", "ledger-budget",
+    "negative-fact-disposition", "no-invented-obligation", "tool-pairing", "provider-valid", "budget-respected",
+    "ledger-budget",
     "self-report-honest", "summary-growth", "force-kept", "dead-obligation", "journal-reversible", "ledger-monotone",
     "marker-depth", "deterministic", "effect-window", "consumer-requirements", "handle-carried",
 ]

@@ -6,6 +6,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from harness._base._compact import compact_once
+from harness._base._dialects import DEFAULT_DIALECT, DIALECTS
 from harness._base._errors import CompactionViolation, InvalidArgument
 from harness._base._model import Transcript
 from harness._app.judging._judge import judge_session
@@ -26,6 +27,7 @@ def assert_compaction_holds(
     skip: Iterable[str] = (),
     rules: ProseRules = DEFAULT_RULES,
     unclear: str = "review",
+    dialect: str = DEFAULT_DIALECT,
 ) -> None:
     """Stream ``transcript`` through ``summarize`` as a long session; raise on any violation.
 
@@ -38,11 +40,16 @@ def assert_compaction_holds(
     violations came first: then ``CompactionViolation`` names both. Every request is asked a second
     time, in this process, for the ``deterministic`` oracle (skip it to save the calls); a summarizer
     with ``compaction_may_vary = True`` is only noted. A reading the oracles could not settle is
-    never a violation unless ``unclear="fail"``.
+    never a violation unless ``unclear="fail"``. ``dialect`` is the message shape a
+    messages summarizer is called with and answers in (``DIALECTS``: chat, anthropic,
+    openai-responses).
     """
     __tracebackhide__ = True  # pytest shows the team's test failing, not our frames and their defaults
     if unclear not in ("review", "fail"):
         raise InvalidArgument(f"unclear={unclear!r}: expected 'review' or 'fail'")
+    if dialect not in DIALECTS:
+        raise InvalidArgument(f"dialect={dialect!r}: expected one of {', '.join(map(repr, DIALECTS))}")
+
     def call(request):
         return compact_once(summarize, request, protocol=protocol)
 
@@ -50,7 +57,7 @@ def assert_compaction_holds(
         return [call(request) for request in requests]
 
     ev = judge_session(transcript, call, budget=budget, rules=rules, oracles=select(only=only, skip=skip),
-                       ask_again=again, may_vary=may_vary(summarize))
+                       ask_again=again, may_vary=may_vary(summarize), dialect=dialect)
     problems = ev.describe()
     if unclear == "fail":
         problems += [f"unclear: {finding.invariant} [{finding.fact_kind or 'structure'}] {finding.detail}"

@@ -56,6 +56,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--summarizer-unclear", metavar="MODE", default="review",
                     help="review (default): readings the oracles could not settle are listed as a warning and do not "
                          "fail; fail: they fail the property test")
+    group.addoption("--summarizer-dialect", metavar="NAME", default="chat",
+                    help="chat (default), anthropic or openai-responses: the message shape a messages summarizer is "
+                         "called with and answers in")
     group.addoption("--summarizer-background", metavar="PATH", default=None,
                     help="your own session logs (.json, .jsonl or a folder of them) as the filler of generated "
                          "transcripts")
@@ -87,6 +90,7 @@ def pytest_configure(config: pytest.Config) -> None:
     from harness._app._profiles import profile
     from harness._base._errors import SpecError
     from harness._base._protocol import PROTOCOLS, resolve_protocol
+    from harness._base._dialects import DIALECTS  # lazy: as above
 
     if config.getoption("summarizer_unclear") not in ("review", "fail"):
         raise pytest.UsageError(f"--summarizer-unclear {config.getoption('summarizer_unclear')!r}: "
@@ -94,6 +98,9 @@ def pytest_configure(config: pytest.Config) -> None:
     if config.getoption("summarizer_protocol") not in (None, *PROTOCOLS):
         raise pytest.UsageError(f"--summarizer-protocol {config.getoption('summarizer_protocol')!r}: "
                                 "expected messages or rich")
+    if config.getoption("summarizer_dialect") not in DIALECTS:
+        raise pytest.UsageError(f"--summarizer-dialect {config.getoption('summarizer_dialect')!r}: "
+                                f"expected one of {', '.join(DIALECTS)}")
     for name, minimum in (("summarizer_budget", 1), ("summarizer_max_turns", 1)):
         _int_option(config, name, minimum)
     if config.getoption("summarizer_fuzz") is not None:
@@ -216,7 +223,8 @@ class HarnessItem(pytest.Item):
         config = self._run_config(seed=self._seed(), max_turns=DEFAULT_FUZZ_MAX_TURNS)
         corpus = cfg.getoption("summarizer_corpus")
         saver = CorpusSaver(corpus if cfg.getoption("summarizer_save") else None,
-                            summarizer=config.calling.summarizer, budget=config.judging.budget)
+                            summarizer=config.calling.summarizer, budget=config.judging.budget,
+                            dialect=config.judging.dialect)
         result = fuzz(FuzzConfig(config, max_time=float(cfg.getoption("summarizer_fuzz")), corpus=corpus),
                       on_failure=saver)
         if result.exit_code:
@@ -238,7 +246,8 @@ class HarnessItem(pytest.Item):
                                   database=str(database) if database else None,
                                   background=cfg.getoption("summarizer_background"))
         corpus = cfg.getoption("summarizer_corpus") if cfg.getoption("summarizer_save") else None
-        saver = CorpusSaver(corpus, summarizer=config.calling.summarizer, budget=config.judging.budget)
+        saver = CorpusSaver(corpus, summarizer=config.calling.summarizer, budget=config.judging.budget,
+                            dialect=config.judging.dialect)
         return run(config, on_failure=saver)
 
     def _replay(self) -> None:
@@ -269,7 +278,7 @@ class HarnessItem(pytest.Item):
         calling = CallOptions(cfg.getoption("summarizer"), protocol=cfg.getoption("summarizer_protocol"),
                               extend=tuple(cfg.getoption("summarizer_extend")))
         judging = Judging(budget=int(cfg.getoption("summarizer_budget")), rules=cfg.getoption("summarizer_rules"),
-                          unclear=cfg.getoption("summarizer_unclear"))
+                          unclear=cfg.getoption("summarizer_unclear"), dialect=cfg.getoption("summarizer_dialect"))
         return RunConfig(calling, Generation(**generation), judging, quiet=True)
 
     def repr_failure(self, excinfo, style=None):

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from harness._base._dialects import read
 from harness._base._errors import InfraError, MalformedResult
 from harness._base._protocol import (CompactionRequest, CompactionResult, request_key_material, result_from_return,
                                      result_to_dict)
@@ -36,10 +37,10 @@ def call_once(fn: Callable[..., Any], protocol: str, request: CompactionRequest,
     """
     try:
         if protocol == "messages":
-            messages = request.messages()
-            before = copy.deepcopy(messages)
-            value = fn(messages, request.budget)
-            if messages != before:
+            payload = request.payload()  # chat messages, an Anthropic body or Responses items (the dialect's)
+            before = copy.deepcopy(payload)
+            value = fn(payload, request.budget)
+            if payload != before:
                 raise InfraError("mutated-input", "the summarizer modified the messages it was given")
         else:
             before = request_key_material(request)
@@ -56,7 +57,9 @@ def call_once(fn: Callable[..., Any], protocol: str, request: CompactionRequest,
         where = f" (at {Path(frames[-1].filename).name}:{frames[-1].lineno})" if frames else ""
         raise InfraError("exception", f"the summarizer raised {type(exc).__name__}: "
                                       f"{_clip(redact(valid_text(_shown(str, exc))))}{where}") from exc
-    return checked_result(lambda: result_from_return(value), max_result_chars=max_result_chars, redact=redact)
+    dialect = request.dialect if protocol == "messages" else "chat"
+    return checked_result(lambda: result_from_return(read(value, dialect)), max_result_chars=max_result_chars,
+                          redact=redact)
 
 
 def checked_result(build: Callable[[], CompactionResult], *, max_result_chars: int = DEFAULT_MAX_RESULT_CHARS,

@@ -13,6 +13,11 @@ adds optional fields, so a summarizer written for an earlier one keeps working:
   (``consumers``) and how many of its leading turns the previous compaction returned
   (``previous_output``); the result may add a recovery marker, an edit journal and the invariant
   classes the compactor claims to have verified (``verified``).
+
+A messages summarizer is given the turns in the request's *dialect* (``harness._base._dialects``): chat
+messages by default, or an Anthropic Messages body, or OpenAI Responses items, and answers in the same
+shape. A rich summarizer reads the turns themselves; the dialect tells it which provider its context goes
+to, and ``provider-valid`` judges the result by that provider's rules.
 """
 
 from __future__ import annotations
@@ -24,7 +29,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from harness._base._errors import MalformedResult, SpecError, _short
+from harness._base._dialects import DEFAULT_DIALECT, DIALECTS, render
+from harness._base._errors import InvalidArgument, MalformedResult, SpecError, _short
 from harness._base._codec import fact_to_dict
 from harness._base._messages import to_messages
 from harness._base._model import Consumer, Fact, Role, ToolCall, Turn
@@ -71,9 +77,18 @@ class CompactionRequest:
     tier: int = 1  # the depth of the digest this compaction writes: 1 a summary of turns, 2 a digest of those...
     consumers: tuple[Consumer, ...] = ()  # who reads the result, and the invariant classes each relies on
     previous_output: int = 0  # turns[:previous_output] are what the previous compaction returned
+    dialect: str = DEFAULT_DIALECT  # the provider shape a messages summarizer is given the turns in (``--dialect``)
+
+    def __post_init__(self) -> None:
+        if self.dialect not in DIALECTS:
+            raise InvalidArgument(f"dialect={self.dialect!r}: expected one of {', '.join(DIALECTS)}")
 
     def messages(self) -> list[dict[str, Any]]:
         return to_messages(self.turns)
+
+    def payload(self) -> Any:
+        """The turns as the request's dialect writes them: what a messages summarizer is given."""
+        return render(self.turns, self.dialect)
 
 
 @dataclass(frozen=True, slots=True)
@@ -423,6 +438,8 @@ def request_key_material(request: CompactionRequest) -> dict[str, Any]:
         material["consumers"] = consumers_to_wire(request.consumers)
     if request.previous_output:
         material["previous_output"] = request.previous_output
+    if request.dialect != DEFAULT_DIALECT:
+        material["dialect"] = request.dialect
     return material
 
 

@@ -11,7 +11,12 @@ only for the rich protocol, and so are rich protocol 2's optional fields:
 ``consumers`` (``[{"name", "requires": [oracle ids]}]``, when there are any) and
 ``previous_output`` (how many leading messages are the previous compaction's
 own output, when any are);
-a server that does not use them ignores them. The answer is a result as
+a server that does not use them ignores them.
+
+With a dialect other than chat (``--dialect``), the request says ``"dialect"`` and, for the messages
+protocol, carries the turns in that shape: ``anthropic`` as the Messages API body's ``system`` (when
+there is one) and ``messages``; ``openai-responses`` as ``input``, a list of Responses items. The
+answer then has the same keys (``system`` optional). The answer is a result as
 ``result_to_dict`` writes it (``messages`` a list of chat messages or one
 string; ``ledger``, ``self_report``, ``marker``, ``journal`` and ``verified``
 optional), may add ``usage`` (``prompt_tokens``, ``completion_tokens``), or is
@@ -27,6 +32,8 @@ from typing import Any
 from harness._base._codec import fact_from_dict, fact_to_dict
 from harness._base._errors import InfraError, MalformedResult, SchemaError
 from harness._base._model import Consumer
+from harness._base._dialects import DEFAULT_DIALECT, DIALECTS, read
+from harness._base._messages import turn_to_message
 from harness._base._protocol import PROTOCOLS, CompactionRequest, consumers_to_wire, result_from_return
 from harness._base._schema import Reader
 
@@ -48,7 +55,14 @@ class Usage:
 def request_to_wire(request: CompactionRequest, protocol: str) -> dict[str, Any]:
     """The request as JSON-ready data; a messages summarizer never sees the tags."""
     data: dict[str, Any] = {"schema": WIRE_SCHEMA, "version": WIRE_VERSION, "protocol": protocol,
-                            "budget": request.budget, "messages": request.messages()}
+                            "budget": request.budget}
+    if request.dialect != DEFAULT_DIALECT:
+        data["dialect"] = request.dialect
+    if protocol == "messages" and request.dialect != DEFAULT_DIALECT:
+        payload = request.payload()
+        data.update(payload if isinstance(payload, dict) else {"input": payload})
+    else:
+        data["messages"] = request.messages()
     if protocol == "rich":
         data["tags"] = [fact_to_dict(f) for f in request.tags]
         if request.tier != 1:
@@ -71,8 +85,14 @@ def request_from_wire(data: Any, *, source: str = "<request>") -> tuple[Compacti
     protocol = r.str("protocol")
     if protocol not in PROTOCOLS:
         r.fail("protocol", " or ".join(repr(p) for p in PROTOCOLS), protocol)
+    dialect = r.str("dialect", default=DEFAULT_DIALECT)
+    if dialect not in DIALECTS:
+        r.fail("dialect", " or ".join(repr(d) for d in DIALECTS), dialect)
     try:
-        turns = result_from_return(r.list("messages")).messages
+        if protocol == "messages" and dialect != DEFAULT_DIALECT:
+            turns = read(_payload_of(data, dialect), dialect)
+        else:
+            turns = result_from_return(r.list("messages")).messages
     except MalformedResult as exc:
         raise SchemaError.from_malformed(exc, source=source) from None
     tags = tuple(fact_from_dict(f, source=source) for f in r.list("tags", default=[]))
@@ -85,23 +105,38 @@ def request_from_wire(data: Any, *, source: str = "<request>") -> tuple[Compacti
     if previous > len(turns):
         r.fail("previous_output", f"at most the number of messages ({len(turns)})", previous)
     return CompactionRequest(turns, r.int("budget", minimum=1), tags, r.int("tier", default=1, minimum=1),
-                             consumers, previous), protocol
+                             consumers, previous, dialect), protocol
 
 
-def answer_from_wire(data: Any) -> tuple[Any, Usage | None]:
+def _payload_of(data: dict[str, Any], dialect: str) -> Any:
+    """The dialect's part of a request or an answer: an Anthropic body's keys, or the Responses ``input``."""
+    if dialect == "anthropic":
+        return {k: data[k] for k in ("system", "messages") if k in data}
+    return data.get("input")
+
+
+def answer_from_wire(data: Any, dialect: str = DEFAULT_DIALECT) -> tuple[Any, Usage | None]:
     """An answer's result part (still to be normalised like any return value) and its usage.
 
     ``{"error": ...}`` becomes an ``exception`` infra error; anything not an
-    object with ``messages`` is ``malformed``.
+    object with ``messages`` (``input`` in the Responses dialect) is ``malformed``. In a dialect
+    other than chat, the result part is its turns, read from that dialect (``MalformedResult`` if not).
     """
-    if isinstance(data, dict) and "error" in data and "messages" not in data:
+    key = "input" if dialect == "openai-responses" else "messages"
+    if isinstance(data, dict) and "error" in data and key not in data:
         raise InfraError("exception", f"the summarizer answered with an error: {str(data['error'])[:500]}")
-    if not isinstance(data, dict) or "messages" not in data:
-        raise InfraError("malformed", f"expected a JSON object with 'messages', got {_kind(data)}")
+    if not isinstance(data, dict) or key not in data:
+        raise InfraError("malformed", f"expected a JSON object with {key!r}, got {_kind(data, key)}")
     usage = None
     raw = data.get("usage")
     if isinstance(raw, dict):
         usage = Usage(usage_count(raw.get("prompt_tokens")), usage_count(raw.get("completion_tokens")))
+    if dialect != DEFAULT_DIALECT:
+        try:
+            turns = read(_payload_of(data, dialect), dialect)
+        except MalformedResult as exc:
+            raise InfraError("malformed", f"the {dialect} answer: {exc}") from None
+        return {"messages": [turn_to_message(t) for t in turns]}, usage
     result = {k: data[k] for k in ("messages", "ledger", "self_report", "marker", "journal", "verified") if k in data}
     return result, usage
 
@@ -112,5 +147,5 @@ def usage_count(value: Any) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
 
 
-def _kind(data: Any) -> str:
-    return "an object without 'messages'" if isinstance(data, dict) else type(data).__name__
+def _kind(data: Any, key: str = "messages") -> str:
+    return f"an object without {key!r}" if isinstance(data, dict) else type(data).__name__

@@ -57,7 +57,9 @@ def prose_result(request: CompactionRequest, render: Renderer = state, *, extra:
     lines += [line for line in (render(f) for f in request.tags) if line]
     if extra:
         lines.append(extra)
-    return CompactionResult((Turn(Role.SYSTEM, "\n".join(lines)), *kept), self_report=self_report)
+    # Anthropic keeps the system prompt apart, and its messages open with the user's: the summary is one.
+    role = Role.USER if request.dialect == "anthropic" else Role.SYSTEM
+    return CompactionResult((Turn(role, "\n".join(lines)), *kept), self_report=self_report)
 
 
 # -- rich protocol 2 --------------------------------------------------------------------------------
@@ -102,8 +104,9 @@ def in_flight_calls(request: CompactionRequest) -> tuple[ToolCall, ...]:
 
 
 def tagged_calls(request: CompactionRequest) -> dict[str, Fact]:
-    """The tagged in-flight calls: call id -> its fact."""
-    return {f.literals[0]: f for f in request.tags if f.kind is FactKind.IN_FLIGHT_CALL}
+    """The tagged in-flight calls: call id -> its fact (a background job is not a call: its literal is a handle)."""
+    return {f.literals[0]: f for f in request.tags
+            if f.kind is FactKind.IN_FLIGHT_CALL and f.detail("mode") != "background"}
 
 
 def handle_turn(calls: Sequence[ToolCall]) -> tuple[Turn, ...]:

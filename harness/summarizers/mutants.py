@@ -44,6 +44,7 @@ __all__ = [
     "keeps_stale_value",
     "lying_self_report",
     "cuts_tool_pairs",
+    "summary_after_pending_call",
     "invents_restriction",
     "overruns_budget",
     "bloated_ledger",
@@ -158,6 +159,13 @@ def cuts_tool_pairs(request: CompactionRequest) -> CompactionResult:
                         if t.role is Role.TOOL and not any(lit in t.text for lit in literals)), None)
     kept = (Turn(Role.TOOL, t.text, (), t.tool_call_id),) if (t := last_result) else ()
     return _prose(request, kept=kept)
+
+
+def summary_after_pending_call(request: CompactionRequest) -> CompactionResult:
+    """Re-attaches the pending call, then writes the summary after it: the call is no longer the last
+    message, so its result cannot follow it and the provider refuses the request."""
+    result = prose_result(request)
+    return CompactionResult((*handle_turn(in_flight_calls(request)), *result.messages))
 
 
 def invents_restriction(request: CompactionRequest) -> CompactionResult:
@@ -420,6 +428,7 @@ MUTANTS = {
     "supersession": keeps_stale_value,
     "self-report-honest": lying_self_report,
     "tool-pairing": cuts_tool_pairs,
+    "provider-valid": summary_after_pending_call,
     "no-invented-obligation": invents_restriction,
     "budget-respected": overruns_budget,
     "ledger-budget": bloated_ledger,

@@ -103,7 +103,7 @@ class CommandTransport:
             self.close()  # its stdout is out of step now: start afresh
             raise InfraError("malformed", f"the process answered a line that is not JSON: {answer[:200]!r}",
                              said) from None
-        result, usage = answer_from_wire(data)
+        result, usage = answer_from_wire(data, request.dialect if self.protocol == "messages" else "chat")
         return checked_answer(result, self._setup, usage=usage)
 
     def _read_line(self, timeout: float) -> bytes:

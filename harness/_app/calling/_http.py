@@ -31,7 +31,7 @@ class HttpTransport:
 
     def call(self, request, timeout: float) -> Answer:
         data, retries = self._poster.post(request_to_wire(request, self.protocol), timeout)
-        result, usage = answer_from_wire(data)
+        result, usage = answer_from_wire(data, request.dialect if self.protocol == "messages" else "chat")
         return checked_answer(result, self._setup, usage=usage, retries=retries)
 
     def close(self) -> None:

@@ -56,7 +56,7 @@ def run_config(args, *, summarizer: str | None = None, prompt: str | None = None
         budget = budget if budget is not None else args.budget
         judging = Judging(budget=DEFAULT_BUDGET if budget is None else budget, only=args.only, skip=args.skip,
                           token_counter=args.token_counter, rules=args.rules, unclear=args.unclear,
-                          may_vary=args.may_vary)
+                          may_vary=args.may_vary, dialect=args.dialect)
         limits = Limits(max_time=args.max_time, max_calls=args.max_calls, max_tokens=args.max_tokens,
                         shrink_calls=args.shrink_calls, trials=args.trials, stop_on_error=args.stop_on_error)
     return RunConfig(calling, Generation(**generation), judging, limits, quiet=args.quiet,
@@ -87,7 +87,8 @@ def _write_reports(document: dict, args, outputs: Outputs) -> list[str]:
 def _run(args, outputs: Outputs) -> ExitCode:
     config = run_config(args, examples=args.examples, seed=args.seed, max_turns=args.max_turns,
                         background=args.background, jobs=args.jobs, consumers=tuple(args.consumer))
-    saver = CorpusSaver(args.corpus, summarizer=config.calling.summarizer, budget=config.judging.budget)
+    saver = CorpusSaver(args.corpus, summarizer=config.calling.summarizer, budget=config.judging.budget,
+                        dialect=config.judging.dialect)
     result = dataclasses.replace(run(config, on_failure=saver), corpus_files=saver.files)
     text = render_text(result, show_context=args.show_context)
     return _finish(args, outputs, report_dict(result), text, result.exit_code, saver)
@@ -104,7 +105,8 @@ def _fuzz(args, outputs: Outputs) -> ExitCode:
         print(f"merged {', '.join(args.merge)} into the fuzz inputs: {before} -> {after} inputs "
               f"({after - before} reach coverage the others did not)")
         return ExitCode.OK
-    saver = CorpusSaver(args.corpus, summarizer=config.calling.summarizer, budget=config.judging.budget)
+    saver = CorpusSaver(args.corpus, summarizer=config.calling.summarizer, budget=config.judging.budget,
+                        dialect=config.judging.dialect)
     result = fuzz(fuzz_config, on_failure=saver)
     result = dataclasses.replace(result, run=dataclasses.replace(result.run, corpus_files=saver.files))
     text = render_fuzz_text(result, show_context=args.show_context)

@@ -10,6 +10,7 @@ import sys
 
 from harness import __version__
 from harness._base._calling import DEFAULT_MAX_RESULT_CHARS
+from harness._base._dialects import DEFAULT_DIALECT, DIALECTS
 from harness._base._errors import did_you_mean
 from harness._base._files import DEFAULT_MAX_FILE_MB
 from harness._base._model import Consumer
@@ -223,6 +224,10 @@ def _add_summarizer_options(p: argparse.ArgumentParser, *, required: bool, many:
     p.add_argument("--only", type=_ids, default=None, metavar="ID,...", help="run only these oracles")
     p.add_argument("--skip", type=_ids, default=(), metavar="ID,...", help="skip these oracles")
     _add_unclear_option(p)
+    p.add_argument("--dialect", choices=DIALECTS, default=DEFAULT_DIALECT,
+                   help="the message shape a messages summarizer is called with and answers in: chat (OpenAI chat "
+                        "completions, the default), anthropic (a Messages API body: system and messages of content "
+                        "blocks) or openai-responses (a list of Responses API input items)")
     p.add_argument("--stop-on-error", action="store_true", help="stop at the first summarizer failure")
     p.add_argument("--token-counter", metavar="SPEC", default=None,
                    help="module:function counting tokens in a string (default: words plus punctuation marks)")

@@ -24,6 +24,7 @@ from harness._base._codec import transcript_from_dict, transcript_to_dict
 from harness._base._errors import HarnessError, SchemaError
 from harness._base._files import MISSING, existing_dir, json_files, output_dir, read_json_file, remove_stale_temps, write_atomic
 from harness._base._model import Transcript
+from harness._base._dialects import DEFAULT_DIALECT, DIALECTS
 from harness._base._protocol import PROTOCOLS
 from harness._base._schema import Reader, check_version
 
@@ -47,6 +48,7 @@ class CorpusEntry:
     trials: tuple[int, int] | None = None  # (failed, of): a flaky summarizer's observed rate, when confirmed
     also: tuple[str, ...] = ()  # the other invariants this root cause broke on the transcript; replay judges them too
     evidence: str | None = None  # what the violation rests on (absent, near-miss...): with the invariant, its root cause
+    dialect: str = DEFAULT_DIALECT  # the provider shape it was found in (--dialect): replay calls with the same
 
     @property
     def flaky(self) -> bool:
@@ -77,6 +79,7 @@ def entry_to_dict(entry: CorpusEntry) -> dict[str, Any]:
         **({"trials": {"failed": entry.trials[0], "of": entry.trials[1]}} if entry.trials is not None else {}),
         **({"also": list(entry.also)} if entry.also else {}),
         **({"evidence": entry.evidence} if entry.evidence else {}),
+        **({"dialect": entry.dialect} if entry.dialect != DEFAULT_DIALECT else {}),
         "transcript": transcript_to_dict(entry.transcript),
     }
 
@@ -93,6 +96,9 @@ def entry_from_dict(data: Any, *, source: str = "<document>") -> CorpusEntry:
     protocol = r.str("protocol")
     if protocol not in PROTOCOLS:
         r.fail("protocol", " or ".join(repr(p) for p in PROTOCOLS), protocol)
+    dialect = r.str("dialect", default=DEFAULT_DIALECT)
+    if dialect not in DIALECTS:
+        r.fail("dialect", " or ".join(repr(d) for d in DIALECTS), dialect)
     return CorpusEntry(
         invariant=r.str("invariant", nonempty=True),
         fact_kind=r.optional_str("fact_kind"),
@@ -106,6 +112,7 @@ def entry_from_dict(data: Any, *, source: str = "<document>") -> CorpusEntry:
         trials=_trials(r),
         also=r.str_list("also", default=[], nonempty_items=True),
         evidence=r.optional_str("evidence") or None,
+        dialect=dialect,
     )
 
 
@@ -228,10 +235,12 @@ class CorpusSaver:
     an entry records the budget its transcript fails at, and replay uses it.
     """
 
-    def __init__(self, directory: str | Path | None, *, summarizer: str, budget: int):
+    def __init__(self, directory: str | Path | None, *, summarizer: str, budget: int,
+                 dialect: str = DEFAULT_DIALECT):
         self.directory = directory
         self.summarizer = summarizer
         self.budget = budget
+        self.dialect = dialect
         self.saved = 0
         self.errors: list[str] = []
         self.stamp = now()
@@ -247,7 +256,7 @@ class CorpusSaver:
                             getattr(failure, "budget", self.budget), failure.transcript, __version__, self.stamp,
                             failure.detail, getattr(failure, "trials", None),
                             tuple(invariant for invariant, _ in getattr(failure, "also", ())),
-                            getattr(failure, "evidence", None))
+                            getattr(failure, "evidence", None), self.dialect)
         try:
             path, added = save_entry(entry, self.directory)
         except (OSError, HarnessError) as exc:

@@ -53,7 +53,8 @@ def replay_entry(path: Path, entry: CorpusEntry, summarizer: Summarizer, config:
     """Judge one entry with the entry's own budget and its own oracles (its invariant and those the same root
     cause broke, ``also``): "failing" if any of them still shows, "fixed" only if they judged it."""
     config = config or RunConfig.of(summarizer.spec)
-    judging, trials = dataclasses.replace(config.judging, budget=entry.budget), config.limits.trials
+    judging = dataclasses.replace(config.judging, budget=entry.budget, dialect=entry.dialect)
+    trials = config.limits.trials
     if entry.invariant not in {o.id for o in select()}:
         return ReplayOutcome(path, entry, "unjudged", f"its oracle {entry.invariant!r} is not registered in this "
                                                      f"harness: nothing was judged")

@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from harness._base._dialects import DEFAULT_DIALECT
 from harness._base._errors import InfraError
 from harness._base._model import Transcript, Turn
 from harness._base._protocol import CompactionRequest, CompactionResult, result_to_dict
@@ -84,7 +85,7 @@ def judge_session(transcript: Transcript, summarize: Callable[[CompactionRequest
                   budget: int, trigger: float = 0.8, count_tokens: TokenCounter = count_tokens,
                   rules: ProseRules = DEFAULT_RULES, oracles: Iterable[Oracle] | None = None,
                   until: tuple[str, str | None] | None = None, ask_again: AskAgain | None = None,
-                  may_vary: bool = False) -> Evaluation:
+                  may_vary: bool = False, dialect: str = DEFAULT_DIALECT) -> Evaluation:
     """Run one session and judge every round it completed, plus the session as a whole.
 
     ``summarize`` may raise ``InfraError`` (recorded in ``infra``; earlier rounds
@@ -101,7 +102,7 @@ def judge_session(transcript: Transcript, summarize: Callable[[CompactionRequest
     """
     chosen = tuple(select() if oracles is None else oracles)
     ev = Evaluation()
-    session = SessionConfig(budget=budget, trigger=trigger, count_tokens=count_tokens)
+    session = SessionConfig(budget=budget, trigger=trigger, count_tokens=count_tokens, dialect=dialect)
     session_scope = {o.id for o in chosen if o.scope == "session"}
     reported = {o.id for o in chosen}
     verifiers = chosen

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from harness._base._dialects import DEFAULT_DIALECT, DIALECTS
 from harness._base._errors import InvalidArgument
 from harness._base._model import Transcript, Turn, live_facts, round_budget
 from harness._base._protocol import CompactionRequest, CompactionResult
@@ -31,8 +32,11 @@ class SessionConfig:
     trigger: float = 0.8
     use_compaction_points: bool = True
     count_tokens: TokenCounter = count_tokens
+    dialect: str = DEFAULT_DIALECT  # the provider shape each request is written in
 
     def __post_init__(self) -> None:
+        if self.dialect not in DIALECTS:
+            raise InvalidArgument(f"--dialect {self.dialect!r}: expected one of {', '.join(DIALECTS)}")
         if self.budget < 1:
             raise InvalidArgument(f"--budget {self.budget}: expected a positive number of tokens")
         if not 0 < self.trigger <= 1:
@@ -75,7 +79,7 @@ def run_session(
         if rounds:
             tier += budget < last_budget
         request = CompactionRequest(tuple(context), budget, live_facts(transcript, boundary), tier,
-                                    transcript.consumers, carried)
+                                    transcript.consumers, carried, config.dialect)
         result = summarize(request)
         rnd = Round(len(rounds), boundary, request, result)
         rounds.append(rnd)

@@ -11,6 +11,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
+from harness._base._dialects import DEFAULT_DIALECT, DIALECTS
 from harness._base._errors import InvalidArgument
 from harness._base._model import Consumer
 from harness._app.calling._options import CallOptions
@@ -57,10 +58,13 @@ class Judging:
     rules: str | None = None  # module:OBJECT naming a team's oracles.ProseRules; default DEFAULT_RULES
     unclear: str = "review"  # one of UNCLEAR_MODES: an unclear reading is shown for review, or fails the run
     may_vary: bool = False  # the summarizer may answer one request differently: ``deterministic`` notes, never fails
+    dialect: str = DEFAULT_DIALECT  # the provider shape requests are written in and results judged by (DIALECTS)
 
     def __post_init__(self) -> None:
         if self.unclear not in UNCLEAR_MODES:
             raise InvalidArgument(f"unclear={self.unclear!r}: expected one of {', '.join(UNCLEAR_MODES)}")
+        if self.dialect not in DIALECTS:
+            raise InvalidArgument(f"--dialect {self.dialect!r}: expected one of {', '.join(DIALECTS)}")
 
 
 @dataclass(frozen=True, slots=True)

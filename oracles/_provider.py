@@ -1,0 +1,165 @@
+"""Would the provider accept the compacted context? Each dialect's documented structural rules.
+
+The field's most reported compaction bug is a shape bug: after trimming, a tool result without its
+call (or a call without its result) and the provider answers 400. ``problems`` lists every rule a
+context breaks in its dialect, with the message (or item) index as that dialect counts it; the
+``provider-valid`` oracle reports the ones the compactor introduced (a defect already in what it was
+given is the source's, not the compactor's).
+
+The rules, by dialect:
+
+- ``chat``: a tool message follows the assistant message making its call (with only other results of
+  that message between); every call is answered before the next message that is not a tool result,
+  unless it is in the trailing assistant message.
+- ``anthropic`` (indices count messages after the API joins consecutive messages of one role): there
+  is at least one message and the first is the user's; no message is empty but a final assistant one,
+  and no text block is empty; every ``tool_result`` is in the user message right after the assistant
+  message holding its ``tool_use``, before any other block of it; every ``tool_use`` is answered
+  there, unless its message is the last.
+- ``openai-responses``: every ``function_call_output`` comes after its ``function_call``; every call is
+  answered, unless no message item follows it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from harness._base._dialects import merged_messages, render
+from harness._base._model import Turn
+from oracles._core import Case, Evidence, Finding, Severity, oracle
+
+__all__ = ["Problem", "problems", "RULES"]
+
+#: Each rule's name, per dialect, and what it requires (the finding's "expected").
+RULES: dict[str, dict[str, str]] = {
+    "chat": {
+        "result-after-call": "each tool message right after the assistant message making its call",
+        "call-answered": "each call answered before the next message that is not a tool result "
+                         "(unless it is in the trailing assistant message)",
+    },
+    "anthropic": {
+        "has-messages": "at least one message",
+        "first-from-user": "the first message from the user",
+        "non-empty": "no empty message (but a final assistant one) and no empty text block",
+        "result-after-use": "each tool_result in the user message right after the assistant message holding its "
+                            "tool_use",
+        "results-first": "tool_result blocks before any other block of their user message",
+        "use-answered": "each tool_use answered in the next user message (unless its message is the last)",
+    },
+    "openai-responses": {
+        "output-after-call": "each function_call_output after its function_call",
+        "call-answered": "each function_call answered by a function_call_output (unless no message item follows it)",
+    },
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """One broken rule: which, where (the message or item index in the dialect), and the call it is about."""
+
+    rule: str
+    index: int
+    detail: str
+    call_id: str | None = None
+
+
+def problems(turns: Sequence[Turn], dialect: str) -> list[Problem]:
+    """Every structural rule of ``dialect`` that ``turns``, written in it, break."""
+    payload = render(turns, dialect)
+    if dialect == "chat":
+        return list(_chat(payload))
+    if dialect == "anthropic":
+        return list(_anthropic(merged_messages(payload)))
+    return list(_responses(payload))
+
+
+def _chat(messages: list[dict[str, Any]]) -> Iterator[Problem]:
+    open_calls: dict[str, int] = {}  # calls of the latest assistant message not yet answered -> its index
+    block_of: int | None = None  # the assistant message whose tool results may follow now
+    for i, message in enumerate(messages):
+        role = message["role"]
+        if role == "tool":
+            call_id = message["tool_call_id"]
+            if block_of is None or call_id not in open_calls:
+                yield Problem("result-after-call", i, f"message [{i}] is the result of call {call_id}, but no "
+                              "assistant message right before it (past other results) makes that call", call_id)
+            else:
+                del open_calls[call_id]
+            continue
+        for call_id, at in open_calls.items():
+            yield Problem("call-answered", at, f"call {call_id} of message [{at}] has no result before message "
+                          f"[{i}] ({role})", call_id)
+        open_calls = {c["id"]: i for c in message.get("tool_calls") or ()} if role == "assistant" else {}
+        block_of = i if open_calls else None
+
+
+def _anthropic(messages: list[dict[str, Any]]) -> Iterator[Problem]:
+    if not messages:
+        yield Problem("has-messages", 0, "the request has no messages")
+        return
+    if messages[0]["role"] != "user":
+        yield Problem("first-from-user", 0, f"message [0] is from the {messages[0]['role']}, not the user")
+    last = len(messages) - 1
+    for i, message in enumerate(messages):
+        blocks = message["content"]
+        empty_ok = i == last and message["role"] == "assistant"
+        if not empty_ok and (not blocks or any(b.get("type") == "text" and not b.get("text") for b in blocks)):
+            yield Problem("non-empty", i, f"message [{i}] ({message['role']}) has "
+                          + ("no content" if not blocks else "an empty text block"))
+        if message["role"] == "user":
+            uses = _uses(messages[i - 1]) if i > 0 else set()
+            seen_other = False
+            for block in blocks:
+                if block.get("type") != "tool_result":
+                    seen_other = True
+                    continue
+                call_id = block.get("tool_use_id")
+                if call_id not in uses:
+                    yield Problem("result-after-use", i, f"message [{i}] holds the tool_result of {call_id}, but "
+                                  f"message [{i - 1}] has no tool_use with that id" if i else
+                                  f"message [0] holds the tool_result of {call_id} with no tool_use before it",
+                                  call_id)
+                elif seen_other:
+                    yield Problem("results-first", i, f"message [{i}] has the tool_result of {call_id} after "
+                                  "other content", call_id)
+        elif i < last:
+            answered = {b.get("tool_use_id") for b in messages[i + 1]["content"] if b.get("type") == "tool_result"}
+            for call_id in sorted(_uses(message) - answered):
+                yield Problem("use-answered", i, f"the tool_use {call_id} of message [{i}] has no tool_result in "
+                              f"message [{i + 1}]", call_id)
+
+
+def _uses(message: dict[str, Any]) -> set[str]:
+    if message["role"] != "assistant":
+        return set()
+    return {b["id"] for b in message["content"] if b.get("type") == "tool_use"}
+
+
+def _responses(items: list[dict[str, Any]]) -> Iterator[Problem]:
+    called: set[str] = set()
+    answered = {item["call_id"] for item in items if item["type"] == "function_call_output"}
+    last_message = max((i for i, item in enumerate(items) if item["type"] == "message"), default=-1)
+    for i, item in enumerate(items):
+        if item["type"] == "function_call":
+            called.add(item["call_id"])
+            if item["call_id"] not in answered and i < last_message:
+                yield Problem("call-answered", i, f"item [{i}], function_call {item['call_id']}, has no "
+                              f"function_call_output, and message item [{last_message}] follows it", item["call_id"])
+        elif item["type"] == "function_call_output" and item["call_id"] not in called:
+            yield Problem("output-after-call", i, f"item [{i}] is the function_call_output of {item['call_id']}, "
+                          "with no function_call before it", item["call_id"])
+
+
+@oracle("provider-valid", reference="field reports")
+def provider_valid(case: Case) -> Iterator[Finding]:
+    """The context is a request the dialect's provider would accept, by its documented structural rules."""
+    dialect = case.dialect
+    given = {(p.rule, p.call_id) for p in problems(case.given, dialect)}
+    for problem in problems(case.result.messages, dialect):
+        if (problem.rule, problem.call_id) in given:
+            continue  # already so in what the compactor was given: the source's defect
+        yield Finding("provider-valid", Severity.VIOLATE, f"{dialect} rule {problem.rule}: {problem.detail}",
+                      expected=RULES[dialect][problem.rule], found=f"{dialect} message [{problem.index}]",
+                      call_id=problem.call_id, evidence=Evidence.SHAPE)
