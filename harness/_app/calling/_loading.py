@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from harness._base._errors import InvalidArgument, SpecError, did_you_mean
+from harness._app.calling._frameworks import FRAMEWORKS, framework_summarizer
 from oracles import ProseRules
 
 __all__ = ["load_object", "load_callable", "load_rules", "checked_counter", "load_module", "code_fingerprint", "team_modules", "may_vary",
@@ -54,13 +55,28 @@ def checked_counter(spec: str) -> Callable[[str], int]:
 
 
 def load_callable(spec: str, *, option: str = "--summarizer") -> Callable[..., Any]:
-    """Resolve ``module:function`` or ``path/to/file.py:function``; every failure is a ``SpecError`` naming ``option``."""
+    """Resolve ``module:function`` or ``path/to/file.py:function``; every failure is a ``SpecError`` naming ``option``.
+
+    ``langchain:module:NAME`` and ``llamaindex:path/to/file.py:NAME`` name a framework object, wrapped as a
+    messages summarizer (``_frameworks``)."""
+    prefix, target = framework_spec(spec)
+    if prefix is not None:
+        return framework_summarizer(prefix, load_object(target, option=option, noun="object"), spec)
     fn = load_object(spec, option=option, noun="callable", wanted=callable)
     if not callable(fn):
         target, _, name = spec.rpartition(":")
         raise SpecError(f"{option} {spec!r}: module {target!r} has no callable named {name!r} (it is a "
                         f"{type(fn).__name__})")
     return fn
+
+
+def framework_spec(spec: str) -> tuple[str | None, str]:
+    """(framework prefix, the rest) of ``langchain:module:NAME``, else (None, spec): ``langchain:trim`` alone
+    is still the function ``trim`` of a module named ``langchain``."""
+    for prefix in FRAMEWORKS:
+        if spec.startswith(prefix) and ":" in spec[len(prefix):]:
+            return prefix, spec[len(prefix):]
+    return None, spec
 
 
 def load_object(spec: str, *, option: str, what: str = "function", noun: str = "attribute",
@@ -150,6 +166,7 @@ def spec_identity(spec: str) -> str:
     the real path of the module file it imports and the attribute name. Two products of one factory, or
     two instances of one class, are two objects; ``compare`` refuses only two sides that are one object.
     Call it after ``load_callable(spec)``: the module is then imported."""
+    _, spec = framework_spec(spec)
     target, _, name = spec.rpartition(":")
     if target.endswith(".py") or os.sep in target or "/" in target:
         where = os.path.realpath(target)
