@@ -15,7 +15,9 @@ from harness._app.cli._main import main
 from harness._app.corpus._entries import (
     CorpusEntry,
     dedupe_corpus,
+    entry_from_dict,
     entry_name,
+    entry_to_dict,
     load_corpus,
     load_entry,
     merge_corpora,
@@ -179,6 +181,24 @@ def test_dedupe_keeps_two_root_causes_of_one_invariant_and_kind_apart(tmp_path):
     assert [p.name for p in removed] == [entry_name(larger_near)]
     kept = sorted((e.evidence, len(e.transcript.turns)) for _, e in load_corpus(tmp_path).entries)
     assert kept == [("absent", 3), ("near-miss", 4)]
+
+
+def test_dedupe_keeps_one_entry_of_a_dropped_obligation_whatever_invariant_saved_it(tmp_path):
+    """A compactor that drops obligations is one cause however each night's run first saw it: dedupe keeps the
+    smallest entry; an entry of the same invariant that is no drop stays, and the cause does not rename a file."""
+    small = dataclasses.replace(_entry(3, "threshold-exact"), evidence="absent", cause="dropped")
+    large = dataclasses.replace(_entry(5, "negation-polarity"), evidence="absent", cause="dropped")
+    written = dataclasses.replace(_entry(4, "negation-polarity"), evidence="weakened")
+    elsewhere = dataclasses.replace(large, summarizer="other:fn")
+    for entry in (small, large, written, elsewhere):
+        save_entry(entry, tmp_path)
+    assert entry_name(small) == entry_name(dataclasses.replace(small, cause=None))
+    assert entry_from_dict(entry_to_dict(large)).cause == "dropped"
+    removed, _ = dedupe_corpus(tmp_path)
+    assert [p.name for p in removed] == [entry_name(large)]
+    kept = sorted((e.summarizer, e.invariant, e.cause) for _, e in load_corpus(tmp_path).entries)
+    assert kept == [("other:fn", "negation-polarity", "dropped"), ("pkg:fn", "negation-polarity", None),
+                    ("pkg:fn", "threshold-exact", "dropped")]
 
 
 def test_a_run_saves_the_evidence_of_each_finding_with_its_entry(tmp_path):

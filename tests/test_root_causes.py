@@ -12,10 +12,12 @@ from harness._app.judging._judge import Evaluation
 from harness._app.reports._document import report_dict
 from harness._app.reports._junit import run_junit
 from harness._app.reports._text import render_text
-from harness._app.running._causes import causes
+from harness._app.running._causes import DROPPED, causes, dropped
 from harness._app.running._evaluate import evaluate
 from harness._app.running._options import RunConfig
 from harness._app.running._run import open_summarizer, run
+from harness._base._model import Fact, Polarity, Role, Transcript, Turn
+from harness._base._protocol import CompactionResult, LedgerEntry, result_to_dict
 from oracles import Evidence, Finding, Severity, select
 
 EXAMPLE = "harness.summarizers.example:summarize"
@@ -55,6 +57,67 @@ def test_the_same_loss_on_two_kinds_of_fact_is_one_cause_and_a_near_miss_is_anot
     assert first_cause("prohibition").signature != first_cause("prohibition", Evidence.NEAR_MISS).signature
 
 
+# -- what the compactor did: dropped the obligation, or wrote it wrong --------------------------------
+
+_TURNS = (
+    Turn(Role.USER, "Never write to s3://acme-prod-07/ from this job."),
+    Turn(Role.ASSISTANT, "Understood, staging only."),
+    Turn(Role.USER, "Check how much s3://acme-prod-01/ holds when you have a minute."),  # a near miss, in the source
+    Turn(Role.ASSISTANT, "The report is done."),
+)
+_SOURCE = Transcript(_TURNS, (Fact("F0", "prohibition", ("s3://acme-prod-07/",), 0, Polarity.FORBID),), (4,))
+
+
+def _about_f0(messages, found=None, evidence=Evidence.ABSENT, ledger=None):
+    finding = Finding("negation-polarity", Severity.VIOLATE, "lost", "F0", "prohibition", found=found,
+                      evidence=evidence)
+    return finding, 0, 4, result_to_dict(CompactionResult(tuple(messages), ledger=ledger))
+
+
+@pytest.mark.parametrize("messages, found, expected", [
+    ((_TURNS[1], _TURNS[3]), None, True),  # a window that cut the statement and kept the rest unchanged
+    ((_TURNS[2], _TURNS[3]), "s3://acme-prod-01/", True),  # what stands in its place is the source's own near miss
+    ((Turn(Role.SYSTEM, "Summary: the user and the agent talked about a report."),), None, True),  # left out
+    ((_TURNS[0], _TURNS[3]), "s3://acme-prod-07/", False),  # the statement is kept: something else went wrong
+    ((Turn(Role.SYSTEM, "Stay off s3://acme-prod-01/."), _TURNS[3]), "s3://acme-prod-01/", False),  # a near miss it wrote
+    ((Turn(Role.SYSTEM, "Prefers to avoid s3://acme-prod-07/."),), "Prefers to avoid s3://acme-prod-07/.", False),
+], ids=["window", "decoy-kept", "left-out", "statement-kept", "near-miss-written", "weakened-written"])
+def test_a_loss_is_a_drop_only_when_nothing_the_compactor_wrote_carries_the_obligation(messages, found, expected):
+    assert dropped(_SOURCE, _about_f0(messages, found)) is expected
+
+
+def test_a_ledger_entry_carrying_the_literal_is_written_by_the_compactor():
+    entry = LedgerEntry("prohibition", ("s3://acme-prod-07/",), polarity="require")
+    assert dropped(_SOURCE, _about_f0((_TURNS[3],))) is True
+    assert dropped(_SOURCE, _about_f0((_TURNS[3],), ledger=(entry,))) is False
+
+
+def test_no_fact_or_no_round_is_never_a_drop():
+    structural = (Finding("budget-respected", Severity.VIOLATE, "over", evidence=Evidence.SHAPE), 0, 4,
+                  result_to_dict(CompactionResult((_TURNS[3],))))
+    session = (_about_f0((_TURNS[3],))[0], None, None, None)
+    assert not dropped(_SOURCE, structural) and not dropped(_SOURCE, session)
+
+
+def test_drops_of_two_kinds_by_two_invariants_are_one_cause_and_a_written_loss_is_not():
+    facts = (*_SOURCE.facts, Fact("F1", "threshold", ("max_retries", "3"), 1))
+    source = dataclasses.replace(_SOURCE, facts=facts)
+    context = result_to_dict(CompactionResult((_TURNS[3],)))
+
+    def violation(invariant, fact_id, kind, evidence=Evidence.ABSENT):
+        return Finding(invariant, Severity.VIOLATE, "lost", fact_id, kind, evidence=evidence), 0, 4, context
+
+    window = Evaluation(violations={("negation-polarity", "prohibition"): violation("negation-polarity", "F0", "prohibition")})
+    other = Evaluation(violations={("threshold-exact", "threshold"): violation("threshold-exact", "F1", "threshold")})
+    (one,), (two,) = causes(window, source), causes(other, source)
+    assert one.mechanism == two.mechanism == DROPPED and one.signature == two.signature == (DROPPED, None)
+    written = dict(context, messages=[{"role": "system", "content": "max_retries: a few"}])
+    bent = Evaluation(violations={("threshold-exact", "threshold"): (violation("threshold-exact", "F1", "threshold",
+                                                                              Evidence.WEAKENED)[0], 0, 4, written)})
+    (three,) = causes(bent, source)
+    assert three.mechanism is None and three.signature == ("threshold-exact", "weakened")
+
+
 @pytest.fixture(scope="module")
 def example_run():
     return run(RunConfig.of(EXAMPLE, examples=20, max_turns=200, seed=5, quiet=True, isolation="inline"))
@@ -74,9 +137,11 @@ def test_a_cause_seen_on_several_kinds_is_one_finding_and_compare_still_sees_eac
     failing = Side("example", example_run).failures()
     for f in merged:
         assert f.fact_kind not in f.also_kinds
-        for kind in f.also_kinds:
-            assert (f.invariant, kind) in f.seen
-            assert ("run", f.invariant, kind) in failing  # a side that fixes one kind is seen to fix it
+        for kind in f.also_kinds:  # seen by the same invariant, or by any invariant when the cause is a drop
+            pairs = [(i, k) for i, k in f.seen if k == kind and (f.cause == "dropped" or i == f.invariant)]
+            assert pairs, (f.invariant, kind)
+            for invariant, _ in pairs:
+                assert ("run", invariant, kind) in failing  # a side that fixes one kind is seen to fix it
     text = render_text(example_run)
     assert all(f"seen on other kinds of fact too: {', '.join(f.also_kinds)}" in text for f in merged)
     rows = {tuple(row["invariants"]): row for row in report_dict(example_run)["findings"]}
@@ -136,7 +201,28 @@ def test_trimming_compactors_shrink_to_small_well_formed_histories(spec):
     assert result.failures
     for f in result.failures:
         assert len(f.transcript.turns) <= 10, (f.invariants, len(f.transcript.turns))
-        if f.invariant == "tool-pairing":
+        if f.invariant in ("tool-pairing", "provider-valid"):
             continue
         calls = {c.id for t in f.transcript.turns for c in t.tool_calls}
         assert all(t.tool_call_id in calls for t in f.transcript.turns if t.tool_call_id), f.invariants
+
+
+def test_every_loss_of_a_window_trimmer_is_one_finding_listing_what_saw_it():
+    """naive.tail keeps the newest messages: whatever it drops, and whichever invariant first sees it, the cause
+    is one (a window that cuts obligations), shrunk once; the kinds and invariants it was seen with are listed."""
+    result = run(RunConfig.of("harness.summarizers.naive:tail", examples=40, seed=5, quiet=True, isolation="inline"))
+    drops = [f for f in result.failures if f.cause == DROPPED]
+    assert len(drops) == 1
+    (drop,) = drops
+    assert len(drop.kinds) >= 3 and len({i for i, _ in drop.seen}) >= 3
+    assert all(f.cause is None for f in result.failures if f.fact_id is None)
+    document = report_dict(result)
+    row = next(r for r in document["findings"] if r["cause"] == DROPPED)
+    assert row["transcript"] == document["violations"][row["violation"]]["transcript"]
+    assert "root cause: the compactor dropped it" in render_text(result)
+
+
+def test_a_rewriting_mutant_keeps_its_own_cause():
+    result = run(RunConfig.of("harness.summarizers.mutants:softens_prohibition", examples=20, max_turns=200, seed=5,
+                              quiet=True, isolation="inline"))
+    assert [(f.invariant, f.cause) for f in result.failures] == [("negation-polarity", None)]

@@ -13,7 +13,7 @@ from harness._app.reports._trend import Finding, diff_reports, findings_of, nigh
 
 def violation(invariant: str, kind: str | None = "literal_binding", evidence: str = "absent", literal: str = "v1.2.3",
               *, invariants: tuple[str, ...] = (), also_kinds: tuple[str, ...] = (),
-              corpus_file: str | None = None) -> dict:
+              corpus_file: str | None = None, cause: str | None = None) -> dict:
     """One violation as ``report_dict`` writes it (the fields the page and the trend read)."""
     fact_kind = kind or "literal_binding"
     return {"invariant": invariant, "invariants": list(invariants or (invariant,)), "also_kinds": list(also_kinds),
@@ -25,7 +25,7 @@ def violation(invariant: str, kind: str | None = "literal_binding", evidence: st
                            "turns": [{"role": "user", "text": f"Pin {literal}, please."},
                                      {"role": "assistant", "text": "Noted."}]},
             "context": {"messages": [{"role": "system", "content": "Summary: the user pinned a version."}]},
-            "reproduce": f"compaction-harness run --only {invariant}", "corpus_file": corpus_file}
+            "reproduce": f"compaction-harness run --only {invariant}", "corpus_file": corpus_file, "cause": cause}
 
 
 def night(*violations: dict, seed: int = 7, summarizer: str = "team:compactor", examples: int = 30) -> dict:
@@ -33,7 +33,8 @@ def night(*violations: dict, seed: int = 7, summarizer: str = "team:compactor", 
     findings = [{"invariants": v["invariants"], "also_seen": [], "fact_kind": v["fact_kind"],
                  "also_kinds": v["also_kinds"], "fact_id": v["fact_id"], "round": v["round"],
                  "minimal_turns": v["minimal_turns"], "evidence": v["evidence"], "reproduce": v["reproduce"],
-                 "corpus_file": v["corpus_file"], "violation": n} for n, v in enumerate(violations)]
+                 "corpus_file": v["corpus_file"], "cause": v["cause"], "violation": n}
+                for n, v in enumerate(violations)]
     document = {"report_version": 3, "summarizer": summarizer, "seed": seed, "examples_run": examples,
                 "exit_code": 1 if violations else 0, "violations": list(violations), "findings": findings}
     check_report(document, "night")  # what ``report`` reads back
@@ -96,6 +97,19 @@ def test_other_evidence_or_another_primary_invariant_is_related_not_new_and_fixe
     unrelated = diff_reports(night(LITERAL), night(other))
     assert _keys(unrelated.new) == {("dead-obligation", "literal_binding", "ended-binding")}
     assert _keys(unrelated.fixed) == {LITERAL_KEY} and unrelated.still == ()
+
+
+def test_a_dropped_obligation_is_the_same_finding_whichever_invariant_and_kind_showed_it_first():
+    monday = violation("commitment-retained", "commitment", also_kinds=("threshold",), cause="dropped")
+    tuesday = violation("threshold-exact", "threshold", also_kinds=("gating_field",), cause="dropped")
+    trend = diff_reports(night(monday, PROHIBITION), night(tuesday, PROHIBITION))
+    assert trend.new == () and trend.fixed == () and all(m.exact for m in trend.still)
+    # A drop and an obligation the summarizer wrote wrong are two causes: not the same finding, only related
+    # by the (invariant, kind) they share (the safe side: never claimed fixed and new at once).
+    written = violation("threshold-exact", "threshold", "weakened")
+    (match,) = diff_reports(night(tuesday), night(written)).still
+    assert not match.exact and match.old.key == ("dropped", "", "")
+    assert "  fixed  ✓ threshold-exact (threshold; absent; dropped)" in trend_text(diff_reports(night(tuesday), night()))
 
 
 def test_the_same_finding_beats_a_related_one_and_each_is_matched_once():

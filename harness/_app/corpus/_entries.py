@@ -49,6 +49,7 @@ class CorpusEntry:
     also: tuple[str, ...] = ()  # the other invariants this root cause broke on the transcript; replay judges them too
     evidence: str | None = None  # what the violation rests on (absent, near-miss...): with the invariant, its root cause
     dialect: str = DEFAULT_DIALECT  # the provider shape it was found in (--dialect): replay calls with the same
+    cause: str | None = None  # "dropped": the compactor dropped the obligation's own turns, whatever invariant saw it
 
     @property
     def flaky(self) -> bool:
@@ -80,6 +81,7 @@ def entry_to_dict(entry: CorpusEntry) -> dict[str, Any]:
         **({"also": list(entry.also)} if entry.also else {}),
         **({"evidence": entry.evidence} if entry.evidence else {}),
         **({"dialect": entry.dialect} if entry.dialect != DEFAULT_DIALECT else {}),
+        **({"cause": entry.cause} if entry.cause else {}),
         "transcript": transcript_to_dict(entry.transcript),
     }
 
@@ -113,6 +115,7 @@ def entry_from_dict(data: Any, *, source: str = "<document>") -> CorpusEntry:
         also=r.str_list("also", default=[], nonempty_items=True),
         evidence=r.optional_str("evidence") or None,
         dialect=dialect,
+        cause=r.optional_str("cause") or None,
     )
 
 
@@ -129,7 +132,7 @@ def _trials(r: Reader) -> tuple[int, int] | None:
 def entry_name(entry: CorpusEntry) -> str:
     """The file name: a hash of what makes the failure (not when or by which release it was found)."""
     data = entry_to_dict(entry)
-    for volatile in ("found_at", "harness_version", "detail", "trials", "also", "evidence"):
+    for volatile in ("found_at", "harness_version", "detail", "trials", "also", "evidence", "cause"):
         data.pop(volatile, None)
     digest = hashlib.sha256(json.dumps(data, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
     return f"{digest[:20]}.json"
@@ -203,16 +206,19 @@ def dedupe_corpus(directory: str | Path) -> tuple[list[Path], Corpus]:
 
     Two entries of one invariant and kind with different evidence (a dropped literal, a near miss of it)
     are two causes and both stay; an entry saved before entries recorded evidence is a cause of its own.
+    Entries of an obligation the compactor dropped (``cause``) are one cause per summarizer and dialect,
+    whatever invariant and kind each was saved under.
 
     Returns the removed paths and what was read (its unreadable files are left alone).
     """
     remove_stale_temps(directory)
     corpus = load_corpus(directory)
     entries = corpus.entries
-    best: dict[tuple[str, str, str | None, str | None], tuple[Path, CorpusEntry]] = {}
+    best: dict[tuple, tuple[Path, CorpusEntry]] = {}
     removed = []
     for path, entry in entries:
-        key = (entry.summarizer, entry.invariant, entry.fact_kind, entry.evidence)
+        key = (entry.summarizer, entry.dialect, entry.cause) if entry.cause else \
+            (entry.summarizer, entry.invariant, entry.fact_kind, entry.evidence)
         if key not in best:
             best[key] = (path, entry)
             continue
@@ -256,7 +262,7 @@ class CorpusSaver:
                             getattr(failure, "budget", self.budget), failure.transcript, __version__, self.stamp,
                             failure.detail, getattr(failure, "trials", None),
                             tuple(invariant for invariant, _ in getattr(failure, "also", ())),
-                            getattr(failure, "evidence", None), self.dialect)
+                            getattr(failure, "evidence", None), self.dialect, getattr(failure, "cause", None))
         try:
             path, added = save_entry(entry, self.directory)
         except (OSError, HarnessError) as exc:

@@ -22,7 +22,8 @@ __all__ = ["REPORT_VERSION", "report_dict", "fuzz_report_dict", "unclear_dict", 
 
 #: The JSON report's layout version: 2 added ``report_version``, ``oracles``, ``unjudged``, ``budget`` and
 #: ``survival``; 3 added ``unclear`` (readings for review), ``unclear_mode``, each violation's ``evidence``,
-#: and root causes: ``findings`` and each violation's ``invariants``, ``also`` and ``also_seen``.
+#: and root causes: ``findings`` (each with its transcript and context) and each violation's ``invariants``,
+#: ``also``, ``also_seen`` and ``cause`` (``"dropped"`` when the compactor dropped the obligation's own turns).
 REPORT_VERSION = 3
 
 
@@ -58,6 +59,7 @@ def report_dict(result: RunResult) -> dict[str, Any]:
                 "also": [{"invariant": invariant, "detail": detail} for invariant, detail in f.also],
                 "also_seen": list(f.also_seen),
                 "also_kinds": list(f.also_kinds),
+                "cause": f.cause,
                 "severity": f.severity,
                 "fact_kind": f.fact_kind,
                 "fact_id": f.fact_id,
@@ -87,9 +89,10 @@ def report_dict(result: RunResult) -> dict[str, Any]:
         ],
         # One row per root cause, in the order of ``violations`` (which holds each one's transcript and context).
         "findings": [{"invariants": list(f.invariants), "also_seen": list(f.also_seen), "fact_kind": f.fact_kind,
-                      "also_kinds": list(f.also_kinds),
+                      "also_kinds": list(f.also_kinds), "cause": f.cause,
                       "fact_id": f.fact_id, "round": f.round, "minimal_turns": len(f.transcript.turns),
-                      "evidence": f.evidence, "reproduce": _reproduce(result, f), **_corpus(result, f), "violation": n}
+                      "evidence": f.evidence, "transcript": transcript_to_dict(f.transcript), "context": f.context,
+                      "reproduce": _reproduce(result, f), **_corpus(result, f), "violation": n}
                      for n, f in enumerate(result.failures)],
         "degradations": result.degradations,
         "infra_errors": [{"kind": e.kind, "message": e.message, "example": e.example, "output": e.output}
@@ -195,7 +198,7 @@ def check_report(data: Any, source: str) -> None:
     for n, v in enumerate(r.children("violations")):
         v.str("invariant")
         for key in ("fact_kind", "fact_id", "detail", "expected", "found", "reproduce", "severity", "rate",
-                    "shrink_stopped"):
+                    "shrink_stopped", "cause"):
             v.optional_str(key)
         v.str_list("invariants", default=[])
         v.str_list("also_seen", default=[])

@@ -146,7 +146,7 @@ def _index(source: str, d: dict[str, Any], anchor: str, html_path: str | None, m
         mark = f'<td class="{"new" if mark == "new" else ""}">{_e(mark)}</td>' if marks else ""
         kinds = f.fact_kind + (f" (+ {', '.join(f.also_kinds)})" if f.also_kinds else "")
         out.append(f'<tr><td>{k}</td><td><a href="#{block_id(anchor, f.violation)}">{_e(" + ".join(f.invariants))}'
-                   f"</a></td><td>{_e(kinds)}</td><td>{_e(f.evidence or '-')}</td><td>{_e(turns)}</td><td>{_e(where)}</td>{mark}"
+                   f"</a></td><td>{_e(kinds)}</td><td>{_e((f.evidence or '-') + (f' ({f.cause})' if f.cause else ''))}</td><td>{_e(turns)}</td><td>{_e(where)}</td>{mark}"
                    f"<td>{_corpus_link(f.corpus_file, None, source, html_path) or '-'}</td></tr>")
     since = "<th>since the report before</th>" if marks else ""
     return (head + '<div class="scroll"><table class="diff index"><tr><th>#</th><th>invariants</th><th>fact kind</th>'

@@ -7,6 +7,7 @@ import unicodedata
 from harness._app._outcome import ExitCode, Stop, StopReason
 from harness._app.fuzzing._fuzz import FuzzResult
 from harness._app.reports._reproduce import reproduce_command
+from harness._app.running._causes import DROPPED
 from harness._app.running._results import Failure, RunResult, turn_stats
 
 __all__ = ["render_text", "render_fuzz_text", "render_finding", "printable", "clip", "message_text"]
@@ -50,6 +51,9 @@ def _failure_block(result: RunResult, f: Failure, show_context: bool = False) ->
         f"✗ {f.invariant} — {f.fact_kind or 'structure'} ({f.severity}; {where})",
         f"  {f.detail}",
     ]
+    if f.cause == DROPPED:
+        lines.append("  root cause: the compactor dropped it (the turn stating it is gone, and nothing it wrote "
+                     "carries it); every such loss in the run is this one finding")
     lines += [f"  also broken: {invariant}: {clip(detail, 150)}" for invariant, detail in f.also]
     if f.also_seen:
         lines.append(f"  also seen with it (not on the minimal transcript): {', '.join(f.also_seen)}")
@@ -118,10 +122,11 @@ def _findings_table(failures: tuple[Failure, ...]) -> list[str]:
     """What the details below are about, one row per root cause: its kind, and every invariant it breaks."""
     broken = {invariant for f in failures for invariant in f.invariants}
     lines = [f"findings: {len(failures)} root cause(s), breaking {len(broken)} invariant(s)"]
-    kinds = [(f.fact_kind or "structure") + (f" (+{len(f.also_kinds)})" if f.also_kinds else "") for f in failures]
+    kinds = [(f.fact_kind or "structure") + (f" (+{len(f.also_kinds)})" if f.also_kinds else "")
+             + (f" {DROPPED}" if f.cause == DROPPED else "") for f in failures]
     width = max(map(len, kinds))
     for n, (f, kind) in enumerate(zip(failures, kinds), 1):
-        seen = f" (+ {', '.join(f.also_seen)} in the session it was seen in)" if f.also_seen else ""
+        seen = f" (+ {', '.join(f.also_seen)} where it was seen)" if f.also_seen else ""
         lines.append(f"  {n:>2}. {kind:{width}}  {', '.join(f.invariants)}{seen} · "
                      f"{len(f.transcript.turns)} turns")
     return lines

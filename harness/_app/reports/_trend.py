@@ -4,14 +4,15 @@
 its page: the newest report against the one before it. Everything here is a pure function of the JSON
 documents (``report_dict``), so a page drawn from files saved months apart says the same thing.
 
-A finding's identity across runs. Within a run a finding is a root cause: one invariant broken with one
-kind of evidence (``Failure.signature``), listing every invariant it broke on its minimal transcript
+A finding's identity across runs. Within a run a finding is a root cause: an obligation the compactor
+dropped (``cause`` ``"dropped"``, whatever invariant first saw it), or one invariant broken with one kind of
+evidence (``Failure.signature``), listing every invariant it broke on its minimal transcript
 (``invariants``, the primary first) and the other fact kinds the same cause was seen on (``also_kinds``).
 Across runs the same cause may be grouped a little differently (another kind found first, one more
 invariant broken on tonight's minimal transcript), so findings are matched one to one in two passes:
 
-1. *the same*: equal ``(primary invariant, fact_kind, evidence)`` (``fact_kind`` None is "structure",
-   a missing evidence, as in reports before version 3, is "");
+1. *the same*: both dropped obligations, or equal ``(primary invariant, fact_kind, evidence)``
+   (``fact_kind`` None is "structure", a missing evidence, as in reports before version 3, is "");
 2. *related*, among those left: findings sharing an ``(invariant, fact kind)`` pair, the pairs of a
    finding being ``invariants`` × (``fact_kind`` and ``also_kinds``); a pair of the primary invariant
    and kind is preferred, then the first in report order.
@@ -48,11 +49,12 @@ class Finding:
     minimal_turns: int | None = None
     detail: str = ""
     corpus_file: str | None = None
+    cause: str = ""  # "dropped": the compactor dropped the obligation, whichever invariant and kind showed it
 
     @property
     def key(self) -> tuple[str, str, str]:
-        """Its identity for the first pass: (primary invariant, fact kind, evidence)."""
-        return (self.invariant, self.fact_kind, self.evidence)
+        """Its identity for the first pass: (primary invariant, fact kind, evidence), or the cause alone."""
+        return (self.cause, "", "") if self.cause else (self.invariant, self.fact_kind, self.evidence)
 
     @property
     def pairs(self) -> frozenset[tuple[str, str]]:
@@ -62,8 +64,8 @@ class Finding:
     @property
     def label(self) -> str:
         others = [i for i in self.invariants if i != self.invariant]
-        return (f"{self.invariant} ({self.fact_kind}" + (f"; {self.evidence}" if self.evidence else "") + ")"
-                + (f" + {', '.join(others)}" if others else ""))
+        return (f"{self.invariant} ({self.fact_kind}" + (f"; {self.evidence}" if self.evidence else "")
+                + (f"; {self.cause}" if self.cause else "") + ")" + (f" + {', '.join(others)}" if others else ""))
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,7 +132,8 @@ def findings_of(document: dict[str, Any]) -> tuple[Finding, ...]:
         out.append(Finding(invariant, kind, _text(row.get("evidence", v.get("evidence"))),
                            invariants or (invariant,), _texts(row.get("also_kinds", v.get("also_kinds"))),
                            n if v else None, _count(row.get("minimal_turns", v.get("minimal_turns"))),
-                           _text(v.get("detail")), _text(row.get("corpus_file", v.get("corpus_file"))) or None))
+                           _text(v.get("detail")), _text(row.get("corpus_file", v.get("corpus_file"))) or None,
+                           _text(row.get("cause", v.get("cause")))))
     return tuple(out)
 
 

@@ -57,6 +57,9 @@ class Failure:
     # every (invariant, fact kind) it showed in them.
     also_kinds: tuple[str, ...] = ()
     seen: tuple[tuple[str, str | None], ...] = ()
+    # ``"dropped"`` when the compactor dropped the obligation's own turns and wrote nothing for it: one root
+    # cause whatever invariant and kind showed it (``harness._app.running._causes``); None when it wrote it wrong.
+    cause: str | None = None
 
     @property
     def rate(self) -> str | None:
@@ -77,8 +80,9 @@ class Failure:
 
     @property
     def signature(self) -> tuple[str, str | None]:
-        """What tells this root cause from another of the same invariant (its evidence)."""
-        return (self.invariant, self.evidence)
+        """What tells this root cause from another: ``("dropped", None)`` for a dropped obligation, else the
+        invariant and its evidence."""
+        return (self.cause, None) if self.cause else (self.invariant, self.evidence)
 
     @property
     def kinds(self) -> tuple[str | None, ...]:

@@ -71,7 +71,7 @@ class _Found:
     survival."""
 
     def __init__(self) -> None:
-        self.first_seen: dict[Signature, tuple[Transcript, Cause]] = {}  # each root cause, as first seen
+        self.first_seen: dict[Signature, tuple[Transcript, Cause]] = {}  # each root cause, as seen earliest
         self.seen_with: dict[Signature, set[str]] = {}  # the invariants each cause broke, over every session
         self.seen: dict[Signature, set[Key]] = {}  # each cause's (invariant, fact kind) pairs, over every session
         self.unclear: dict[tuple[str, str | None, str | None], Unclear] = {}
@@ -86,10 +86,13 @@ class _Found:
     def add(self, transcript: Transcript, ev: Evaluation, calls: int = 0) -> bool:
         """Record one session; False when it was stopped before its end (then only its violations count)."""
         self.calls += calls
-        for cause in causes(ev):
-            self.first_seen.setdefault(cause.signature, (transcript, cause))
-            self.seen_with.setdefault(cause.signature, set()).update(key[0] for key, _ in cause.others)
-            self.seen.setdefault(cause.signature, set()).update((cause.key, *(key for key, _ in cause.others)))
+        for cause in causes(ev, transcript):
+            held = self.first_seen.get(cause.signature)
+            if held is None or cause.cost < held[1].cost:  # the earliest round shrinks cheapest
+                self.first_seen[cause.signature] = (transcript, cause)
+            keys = (cause.key, *(key for key, _ in cause.others))
+            self.seen_with.setdefault(cause.signature, set()).update(key[0] for key in keys)
+            self.seen.setdefault(cause.signature, set()).update(keys)
         if self.first_seen and self.first_failure_calls is None:
             self.first_failure_calls = self.calls  # the same whatever --jobs is
         if ev.stopped:

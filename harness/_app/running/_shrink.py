@@ -10,7 +10,7 @@ from harness._app._progress import Progress
 from harness._app.calling._summarizer import Summarizer
 from harness._app.judging._judge import Evaluation, StopJudging, Violation
 from harness._app.running._budget import Budget, asker
-from harness._app.running._causes import Cause, Key, Signature, signature_of
+from harness._app.running._causes import DROPPED, Cause, Key, Signature, dropped, signature_of
 from harness._app.running._evaluate import evaluate, token_counter
 from harness._app.running._options import RunConfig
 from harness._app.running._results import Failure
@@ -52,8 +52,12 @@ def shrink_failure(cause: Cause, first: Transcript, summarizer: Summarizer, conf
 
     same = [False]  # the smallest failing transcript shows a reported finding
 
+    def mechanism(transcript: Transcript, violation: Violation) -> str | None:
+        return DROPPED if dropped(transcript, violation) else None
+
     def on_check(checks: int, best: Transcript) -> None:
-        if not same[0] and signature_of(key[0], shrinker.violation) in reported:
+        if not same[0] and reported and signature_of(
+                key[0], shrinker.violation, mechanism(shrinker.transcript, shrinker.violation)) in reported:
             same[0] = True
             raise _SameAsReported
         budget.keep_for_trials(trials * _rounds_to_fail(shrinker.violation))
@@ -97,14 +101,16 @@ def shrink_failure(cause: Cause, first: Transcript, summarizer: Summarizer, conf
         progress.note(f"{label}: confirming, {trials} fresh trials")
         confirmed = confirm(key, shrunk.transcript, shrunk.budget, summarizer, config, chosen, budget)
     finding, rnd, boundary, context = shrunk.violation
+    cause_kind = mechanism(shrunk.transcript, shrunk.violation)
     return Failure(invariant=finding.invariant, severity=finding.severity.value, fact_kind=finding.fact_kind,
                    fact_id=finding.fact_id, detail=finding.detail, expected=finding.expected, found=finding.found,
                    transcript=shrunk.transcript, round=rnd, boundary=boundary, context=context,
                    original_turns=len(first.turns), shrink_checks=shrunk.checks, shrink_calls=shrink_calls,
                    shrink_stopped=stopped, budget=shrunk.budget, elided=shrunk.elided, trials=confirmed,
                    boundaries=boundaries, evidence=finding.evidence and str(finding.evidence), also=also,
-                   also_seen=tuple(sorted(seen)), also_kinds=_other_kinds(key[0], finding.fact_kind, pairs_seen),
-                   seen=tuple(sorted(pairs_seen, key=str)))
+                   also_seen=tuple(sorted(seen)),
+                   also_kinds=_other_kinds(None if cause_kind == DROPPED else key[0], finding.fact_kind, pairs_seen),
+                   seen=tuple(sorted(pairs_seen, key=str)), cause=cause_kind)
 
 
 def _also_broken(cause: Cause, transcript: Transcript, at_budget: int, summarize, judging, chosen,
@@ -126,9 +132,10 @@ def _also_broken(cause: Cause, transcript: Transcript, at_budget: int, summarize
                  if key in wanted and (v[0].fact_id, v[0].call_id) == (primary.fact_id, primary.call_id))
 
 
-def _other_kinds(invariant: str, kind: str | None, pairs: frozenset[Key]) -> tuple[str, ...]:
-    """The fact kinds besides ``kind`` on which ``invariant`` was seen broken by the same cause."""
-    return tuple(sorted({k for i, k in pairs if i == invariant and k is not None} - {kind}))
+def _other_kinds(invariant: str | None, kind: str | None, pairs: frozenset[Key]) -> tuple[str, ...]:
+    """The fact kinds besides ``kind`` on which ``invariant`` (any, for a dropped obligation) was seen broken
+    by the same cause."""
+    return tuple(sorted({k for i, k in pairs if invariant in (None, i) and k is not None} - {kind}))
 
 
 class _SameAsReported(Exception):
