@@ -42,6 +42,16 @@ def test_violations_about_one_fact_are_one_cause_whose_primary_showed_first():
     assert found[("literal-verbatim", "literal_binding")].others == ()
 
 
+def test_a_pairing_cut_seen_by_tool_pairing_and_provider_valid_is_named_by_tool_pairing():
+    def shape(invariant):
+        return Finding(invariant, Severity.VIOLATE, "cut", call_id="call_1", evidence=Evidence.SHAPE), 0, 5, None
+
+    ev = Evaluation(violations={("provider-valid", None): shape("provider-valid"),
+                                ("tool-pairing", None): shape("tool-pairing")})
+    (cause,) = causes(ev)
+    assert cause.key == ("tool-pairing", None) and [key for key, _ in cause.others] == [("provider-valid", None)]
+
+
 def test_a_near_miss_and_a_dropped_literal_are_two_causes_as_first_seen():
     one = causes(Evaluation(violations={("literal-verbatim", "k"): _v("literal-verbatim", "F1", 0, "k")}))[0]
     other = causes(Evaluation(violations={("literal-verbatim", "k"): _v("literal-verbatim", "F1", 0, "k",

@@ -37,6 +37,9 @@ Signature = tuple[str, str | None]
 #: The root cause of every loss in which the compactor dropped the obligation's own turns (see above).
 DROPPED = "dropped"
 
+#: Of two invariants seeing one cause at the same round, this one is never the primary if another can be.
+_BROAD = "provider-valid"
+
 
 @dataclass(frozen=True)
 class Cause:
@@ -105,7 +108,9 @@ def causes(ev: Evaluation, transcript: Transcript | None = None) -> list[Cause]:
 
     def first(item: tuple[Key, Violation]):
         (invariant, kind), (_, rnd, _, _) = item
-        return (math.inf if rnd is None else rnd, scopes.get(invariant) == "session", invariant, str(kind))
+        # provider-valid restates in the dialect's terms a shape defect that tool-pairing names more narrowly
+        return (math.inf if rnd is None else rnd, scopes.get(invariant) == "session", invariant == _BROAD,
+                invariant, str(kind))
 
     out = []
     for members in groups.values():
