@@ -8,6 +8,7 @@ placed; nothing in this package ever parses it back out of prose.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 
@@ -29,6 +30,7 @@ __all__ = [
     "Transcript",
     "live_facts",
     "round_budget",
+    "mid_results",
     "normalise_kind",
 ]
 
@@ -314,3 +316,26 @@ def live_facts(transcript: Transcript, boundary: int) -> tuple[Fact, ...]:
     if not 0 <= boundary <= len(transcript.turns):
         raise InvalidArgument(f"boundary={boundary} is outside 0..{len(transcript.turns)}")
     return tuple(f for f in transcript.facts if f.is_live_at(boundary))
+
+
+def mid_results(turns: Sequence[Turn]) -> frozenset[int]:
+    """The boundaries that fall inside one assistant message's block of tool results: some of its calls
+    answered before, some after. A runtime compacts between model calls, after a step's results are all
+    in, so no provider request ends there (a boundary right after the call message, before any result,
+    is a call in flight, and is not one of these)."""
+    answered_at: dict[str, int] = {}
+    for i, turn in enumerate(turns):
+        if turn.role is Role.TOOL and turn.tool_call_id is not None:
+            answered_at.setdefault(turn.tool_call_id, i)
+    out: set[int] = set()
+    pending: list[int] = []  # where the current block's unanswered calls are answered
+    for i, turn in enumerate(turns):
+        if turn.tool_calls:
+            pending = sorted(answered_at[c.id] for c in turn.tool_calls if c.id in answered_at)
+            continue
+        if turn.role is not Role.TOOL:
+            pending = []
+            continue
+        if any(at > i for at in pending):
+            out.add(i + 1)
+    return frozenset(out)

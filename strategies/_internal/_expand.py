@@ -16,7 +16,7 @@ from typing import Any
 
 from harness._base._errors import InvalidArgument
 from harness._base._kinds import ending_event, kind_def
-from harness._base._model import Effect, Fact, FactKind, Fate, Role, Status, ToolCall, Transcript, Turn
+from harness._base._model import Effect, Fact, FactKind, Fate, Role, Status, ToolCall, Transcript, Turn, mid_results
 from harness._base._wholetoken import has_token
 from strategies._internal import _phrasing as P
 from strategies._internal._decoys import _clear, effective_kind, render
@@ -274,9 +274,15 @@ def _event_fact(fact: Fact, spec: FactSpec, generator: KindGenerator) -> Fact | 
     return ending_event(fact, spec.param("replacement"))
 
 
-def _cut_points(skeleton: Skeleton, facts_by_spec: list[tuple[int, int | None]], n: int,
+def _cut_points(skeleton: Skeleton, facts_by_spec: list[tuple[int, int | None]], turns: list[Turn],
                 pinned: tuple[int, ...] = ()) -> tuple[int, ...]:
-    """The compaction points: the skeleton's cuts, and ``pinned`` (between a trailing call and its result)."""
+    """The compaction points: the skeleton's cuts, and ``pinned`` (between a trailing call and its result).
+
+    A cut that would fall inside a block of tool results (some of one message's calls answered, some
+    not) moves to the end of the block: runtimes compact between model calls, and a request cut there
+    is one no provider accepts. A cut right after the call message stays: the call is in flight."""
+    n = len(turns)
+    inside = mid_results(turns)
     points = set(pinned)
     for cut in skeleton.cuts:
         if cut.anchor is Anchor.FRACTION or not facts_by_spec:
@@ -285,7 +291,10 @@ def _cut_points(skeleton: Skeleton, facts_by_spec: list[tuple[int, int | None]],
             origin, fate = facts_by_spec[cut.value % len(facts_by_spec)]
             base = fate if cut.anchor is Anchor.AFTER_FATE and fate is not None else origin
             point = base + 1
-        points.add(min(max(point + cut.offset, 1), n))
+        point = min(max(point + cut.offset, 1), n)
+        while point in inside:
+            point += 1
+        points.add(point)
     return tuple(sorted(points))
 
 
@@ -387,7 +396,7 @@ def expand(skeleton: Skeleton, *, background: Any = None) -> Transcript:
     anchors = _anchors(events)
     facts = _ledger(skeleton, anchors)
     pinned = tuple(e.placed_at + e.fate_at for per_spec in events for e in per_spec if e.fate_at is not None)
-    points = _cut_points(skeleton, anchors, len(turns), pinned)
+    points = _cut_points(skeleton, anchors, turns, pinned)
     recorded = tuple(sorted((Effect(p.event.placed_at, p.call_id, p.action, (f"F{p.event.spec}",)) for p in effects),
                             key=lambda e: e.turn))
     return Transcript(tuple(turns), tuple(facts), points, skeleton.seed, effects=recorded,

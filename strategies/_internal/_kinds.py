@@ -311,20 +311,30 @@ def _call_id(spec: FactSpec) -> str:
     return spec.literals[0] if _call_mode(spec) == TRAILING else (spec.param("call_id") or spec.literals[0])
 
 
-def _call_state(spec: FactSpec):
-    lit, name, ph = spec.literals[0], spec.param("name"), spec.phrasing
+def _siblings(spec: FactSpec) -> tuple[ToolCall, ...]:
+    """The calls made in parallel with it, in the same assistant message."""
     call_id = _call_id(spec)
-    siblings = [ToolCall(derived_id(call_id, n), name, spec.param("arguments")) for n in range(int(spec.param("parallel", "0")))]
-    call = ToolCall(call_id, name, spec.param("arguments"))
-    start = Turn(Role.ASSISTANT, P.pick(P.CALL_STARTS, ph).format(name=name), tool_calls=(call, *siblings))
-    results = tuple(
-        Turn(Role.TOOL, P.pick(P.CALL_RESULTS, ph + n + 1).format(name=name), tool_call_id=s.id)
-        for n, s in enumerate(siblings)
-    )
+    return tuple(ToolCall(derived_id(call_id, n), spec.param("name"), spec.param("arguments"))
+                 for n in range(int(spec.param("parallel", "0"))))
+
+
+def _sibling_results(spec: FactSpec) -> tuple[Turn, ...]:
+    name, ph = spec.param("name"), spec.phrasing
+    return tuple(Turn(Role.TOOL, P.pick(P.CALL_RESULTS, ph + n + 1).format(name=name), tool_call_id=s.id)
+                 for n, s in enumerate(_siblings(spec)))
+
+
+def _call_state(spec: FactSpec):
+    """The call (with its parallel siblings). A trailing call is the last message when compaction fires,
+    its siblings' results still to come with its own (a provider takes the results of one message
+    together); a background job is answered at once with its handle, the siblings' results after it."""
+    lit, name, ph = spec.literals[0], spec.param("name"), spec.phrasing
+    call = ToolCall(_call_id(spec), name, spec.param("arguments"))
+    start = Turn(Role.ASSISTANT, P.pick(P.CALL_STARTS, ph).format(name=name), tool_calls=(call, *_siblings(spec)))
     if _call_mode(spec) == TRAILING:
-        return (start, *results)
-    accepted = Turn(Role.TOOL, P.pick(P.JOB_ACCEPTED, ph).format(name=name, job=lit), tool_call_id=call_id)
-    return (start, accepted, *results)
+        return (start,)
+    accepted = Turn(Role.TOOL, P.pick(P.JOB_ACCEPTED, ph).format(name=name, job=lit), tool_call_id=call.id)
+    return (start, accepted, *_sibling_results(spec))
 
 
 def _call_anchor(spec: FactSpec) -> int:
@@ -334,8 +344,8 @@ def _call_anchor(spec: FactSpec) -> int:
 
 def _call_fate(spec: FactSpec):
     lit, name, ph = spec.literals[0], spec.param("name"), spec.phrasing
-    if _call_mode(spec) == TRAILING:
-        return (Turn(Role.TOOL, P.pick(P.CALL_RESULTS, ph).format(name=name), tool_call_id=lit),)
+    if _call_mode(spec) == TRAILING:  # the siblings' results, then its own: where it ends (fate_anchor -1)
+        return (*_sibling_results(spec), Turn(Role.TOOL, P.pick(P.CALL_RESULTS, ph).format(name=name), tool_call_id=lit))
     if spec.param("outcome") == "poll":
         poll = ToolCall(derived_id(lit, 1000), P.JOB_POLL, json.dumps({"job": lit}))
         return (Turn(Role.ASSISTANT, "", tool_calls=(poll,)),

@@ -7,7 +7,8 @@ previous summary included, so generational loss (a threshold turning into
 "a few" by the third summary) is exercised. Oracles judge every round
 against the source ledger at that point. If a result is itself over the
 trigger, the next compaction waits for another trigger's worth of turns, so a
-summarizer that never shrinks costs linear, not quadratic, time.
+summarizer that never shrinks costs linear, not quadratic, time. Like a runtime, which compacts between
+model calls, the trigger never fires while a step's tool results are still coming in.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from dataclasses import dataclass
 
 from harness._base._dialects import DEFAULT_DIALECT, DIALECTS
 from harness._base._errors import InvalidArgument
-from harness._base._model import Transcript, Turn, live_facts, round_budget
+from harness._base._model import Transcript, Turn, live_facts, mid_results, round_budget
 from harness._base._protocol import CompactionRequest, CompactionResult
 from harness._base._tokens import TokenCounter, context_tokens, count_tokens, message_tokens
 
@@ -62,6 +63,7 @@ def run_session(
 ) -> list[Round]:
     """Stream ``transcript`` through ``summarize``; ``on_round`` may return True to stop early."""
     forced = set(transcript.compaction_points) if config.use_compaction_points else set()
+    between = mid_results(transcript.turns)  # a step's results still coming in: the trigger waits for them
     context: list[Turn] = []
     used = 0
     rounds: list[Round] = []
@@ -74,7 +76,7 @@ def run_session(
         context.append(turn)
         used += message_tokens(turn, config.count_tokens)
         boundary = i + 1
-        if used <= fire_at and boundary not in forced:
+        if (used <= fire_at or boundary in between) and boundary not in forced:
             continue
         if rounds:
             tier += budget < last_budget

@@ -33,6 +33,7 @@ def report_dict(result: RunResult) -> dict[str, Any]:
         "report_version": REPORT_VERSION,
         "summarizer": result.config.calling.summarizer,
         "protocol": result.protocol,
+        "dialect": result.config.judging.dialect,
         "seed": result.seed,
         "examples_run": result.examples_run,
         "budget": result.config.judging.budget,

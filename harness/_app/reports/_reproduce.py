@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shlex
 
+from harness._base._dialects import DEFAULT_DIALECT
 from harness._app.running._results import RunResult
 
 __all__ = ["reproduce_command"]
@@ -30,6 +31,8 @@ def reproduce_command(result: RunResult, *, only: str | None = None, transcript_
     if transcript_file is None:  # a transcript file carries its own consumers
         for consumer in c.generation.consumers:
             parts += ["--consumer", f"{consumer.name}={','.join(consumer.requires)}"]
+    if c.judging.dialect != DEFAULT_DIALECT:
+        parts += ["--dialect", c.judging.dialect]
     if c.judging.may_vary:
         parts.append("--may-vary")
     if c.judging.token_counter:

@@ -187,7 +187,7 @@ def render_fuzz_text(fuzz: FuzzResult, *, show_context: bool = False) -> str:
     first = "no violation seen" if s.first_failure_calls is None else \
         f"first violation after {s.first_failure_calls:,} summarizer calls ({s.first_failure_executions:,} " \
         f"example{'' if s.first_failure_executions == 1 else 's'})"
-    head = [f"compaction-harness fuzz: {result.config.calling.summarizer} ({result.protocol}) · seed {result.seed} · "
+    head = [f"compaction-harness fuzz: {result.config.calling.summarizer} ({_shape(result)}) · seed {result.seed} · "
             f"{s.executions:,} executions in {s.seconds:.0f} s ({s.per_second:,.0f}/s), {s.examples:,} judged as "
             f"transcripts",
             f"coverage of the summarizer's code: {s.coverage} edges, {s.features} features; {s.inputs} inputs kept "
@@ -199,11 +199,17 @@ def render_fuzz_text(fuzz: FuzzResult, *, show_context: bool = False) -> str:
                              reproduce=" · reproduce: each failure's line" if result.failures else ""))
 
 
+def _shape(result: RunResult) -> str:
+    """The protocol the summarizer was called with, and the dialect when it is not chat."""
+    dialect = result.config.judging.dialect
+    return result.protocol if dialect == "chat" else f"{result.protocol}, {dialect}"
+
+
 def _render(result: RunResult, *, head: list[str] | None = None, calls: str = "summarizer", show_context: bool = False,
             reproduce: str | None = None) -> str:
     c = result.config
     out = list(head) if head else [
-        f"compaction-harness: {c.calling.summarizer} ({result.protocol}) · seed {result.seed} · {result.examples_run} examples "
+        f"compaction-harness: {c.calling.summarizer} ({_shape(result)}) · seed {result.seed} · {result.examples_run} examples "
         f"({turn_stats(result.turns)})",
     ]
     if head is None or result.summarizer_calls:
