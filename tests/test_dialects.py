@@ -34,6 +34,8 @@ _SOURCES = transcripts(min_turns=20, max_turns=400)
           suppress_health_check=list(HealthCheck))
 @given(transcript=_SOURCES)
 def test_every_generated_source_is_valid_in_every_dialect_at_every_compaction_point(transcript):
+    ids = [c.id for t in transcript.turns for c in t.tool_calls]
+    assert len(ids) == len(set(ids))  # one call id, one call: a provider pairs results by it
     for boundary in (*transcript.compaction_points, len(transcript.turns)):
         for dialect in DIALECTS:
             assert problems(transcript.turns[:boundary], dialect) == [], (dialect, boundary)

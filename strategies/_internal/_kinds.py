@@ -287,15 +287,17 @@ TRAILING, BACKGROUND = "trailing", "background"
 
 def _call_draw(draw, fate: Status):
     target = _literal(draw, "service")
-    call_id = _literal(draw, "call_id")
     mode = draw(st.sampled_from((TRAILING, BACKGROUND))) if fate is Status.RESOLVED else BACKGROUND
     params = {"name": draw(st.sampled_from(P.CALL_TOOLS)), "arguments": json.dumps({"target": target}),
               "parallel": str(draw(st.integers(0, 2))), "mode": mode}
     if mode == TRAILING:
-        return (call_id,), params
-    params["call_id"] = call_id
+        return (_literal(draw, "call_id"),), params
+    job = _literal(draw, "job_id")
+    # The job's own call id comes from its handle: a drawn one could equal another fact's call id (two facts
+    # drawn alike, as shrinking makes them), and one call id would then stand for two calls.
+    params["call_id"] = derived_id(job, 0)
     params["outcome"] = draw(st.sampled_from(("notification", "poll")))
-    return (_literal(draw, "job_id"),), params
+    return (job,), params
 
 
 def _call_mode(spec: FactSpec) -> str:
