@@ -44,7 +44,6 @@ class StopReason(enum.StrEnum):
     MAX_TOKENS = "max-tokens"
     CAP_SHARE = "cap-share"  # one failure's share of what a spend cap left
     SHRINK_CALLS = "shrink-calls"  # one failure's --shrink-calls
-    SHRINK_PHASE = "shrink-phase"  # the skeleton pass's share of --shrink-calls
     TIMEOUTS = "timeouts"  # the summarizer timed out too often while one failure was shrunk
     NOTHING_COMPACTED = "nothing-compacted"  # no transcript reached a compaction: nothing was judged
     FEW_EXAMPLES = "few-examples"  # Hypothesis generated fewer examples than asked

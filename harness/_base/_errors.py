@@ -10,7 +10,7 @@ from __future__ import annotations
 import difflib
 
 __all__ = ["HarnessError", "SchemaError", "InvalidArgument", "PathError", "SpecError", "MalformedResult",
-           "InfraError", "INFRA_KINDS", "CompactionViolation"]
+           "InfraError", "INFRA_KINDS", "CompactionViolation", "DatabaseError"]
 
 
 class HarnessError(Exception):
@@ -50,6 +50,11 @@ class PathError(HarnessError, OSError):
     Raised before any work starts, so a typo in CI fails at once instead of
     "passing" on an empty directory or losing a finished run's report.
     """
+
+
+class DatabaseError(HarnessError, ConnectionError):
+    """The example database ``--database`` names cannot be used (a Redis that does not answer): raised when
+    the run opens it, before any summarizer call."""
 
 
 class SpecError(HarnessError, ValueError):

@@ -1,4 +1,4 @@
-"""Fetch what the report tests need and the project cannot carry: Debian's Chromium and the JUnit schema.
+"""Fetch what the tests need and the project cannot carry: Debian's Chromium and redis-server, the JUnit schema.
 
 Run by ``.ci/run`` before the tests (and by hand before ``python -m pytest`` on a new machine):
 
@@ -6,6 +6,8 @@ Run by ``.ci/run`` before the tests (and by hand before ``python -m pytest`` on 
 
 * Chromium, from Debian's package (``apt-get install chromium``), for the HTML report tests
   (tests/test_html_report.py drive it through Playwright's own client, never a downloaded browser).
+* redis-server, from Debian's package, for the shared example database tests (tests/test_sharing.py start
+  one of their own on 127.0.0.1 and stop it).
 * ``junit-10.xsd``, the Jenkins JUnit schema (MIT licence, by Gregory Boissinot) that Jenkins, GitLab and
   GitHub test-report actions read, which pytest validates its own ``--junitxml`` output against. It is taken
   from pytest's source distribution on PyPI (``testing/example_scripts/junit-10.xsd``), pinned by version and
@@ -57,19 +59,30 @@ def fetch_schema() -> None:
 def fetch_chromium() -> None:
     if CHROMIUM.exists():
         return
+    _debian("chromium", CHROMIUM, f"set COMPACTION_HARNESS_CHROMIUM to a Chromium binary): the browser tests skip")
+
+
+def fetch_redis() -> None:
+    if shutil.which("redis-server"):
+        return
+    _debian("redis-server", Path("/usr/bin/redis-server"), "or install redis-server another way): the shared "
+                                                          "database tests skip")
+
+
+def _debian(package: str, binary: Path, otherwise: str) -> None:
+    """Install Debian's ``package`` (which provides ``binary``) with apt-get, refreshing the package list once."""
     if not shutil.which("apt-get"):
-        _cannot(f"{CHROMIUM} is missing and there is no apt-get to install Debian's chromium package (set "
-                f"COMPACTION_HARNESS_CHROMIUM to a Chromium binary): the browser tests skip")
+        _cannot(f"{binary} is missing and there is no apt-get to install Debian's {package} package ({otherwise}")
         return
     sudo = [] if os.geteuid() == 0 else ["sudo"]
     env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
-    install = sudo + ["apt-get", "install", "-y", "-qq", "chromium"]
+    install = sudo + ["apt-get", "install", "-y", "-qq", package]
     if subprocess.run(install, env=env).returncode != 0:  # a stale package list: refresh it once
         subprocess.run(sudo + ["apt-get", "update", "-qq"], env=env)
         if subprocess.run(install, env=env).returncode != 0:
-            _cannot("apt-get could not install chromium: the browser tests skip")
+            _cannot(f"apt-get could not install {package} ({otherwise}")
             return
-    print(f"fetch_assets: installed {CHROMIUM}")
+    print(f"fetch_assets: installed {binary}")
 
 
 def _cannot(why: str) -> None:
@@ -85,3 +98,4 @@ def _sha256(data: bytes) -> str:
 if __name__ == "__main__":
     fetch_schema()
     fetch_chromium()
+    fetch_redis()

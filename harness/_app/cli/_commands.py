@@ -31,6 +31,7 @@ from harness._app.reports._document import fuzz_report_dict, read_report, report
 from harness._app.reports._html import comparison_html, render_html
 from harness._app.reports._junit import compare_junit, replay_junit, run_junit
 from harness._app.reports._text import printable, render_fuzz_text, render_text
+from harness._app.reports._shards import merged_nights
 from harness._app.reports._trend import nightly, trend_text
 from harness._app.running._evaluate import prose_rules, token_counter
 from harness._app.running._options import DEFAULT_BUDGET, Generation, Judging, Limits, RunConfig
@@ -86,7 +87,8 @@ def _write_reports(document: dict, args, outputs: Outputs) -> list[str]:
 
 def _run(args, outputs: Outputs) -> ExitCode:
     config = run_config(args, examples=args.examples, seed=args.seed, max_turns=args.max_turns,
-                        background=args.background, jobs=args.jobs, consumers=tuple(args.consumer))
+                        background=args.background, jobs=args.jobs, consumers=tuple(args.consumer),
+                        shard=args.shard, database=args.database, database_readonly=args.database_readonly)
     saver = CorpusSaver(args.corpus, summarizer=config.calling.summarizer, budget=config.judging.budget,
                         dialect=config.judging.dialect)
     result = dataclasses.replace(run(config, on_failure=saver), corpus_files=saver.files)
@@ -166,7 +168,7 @@ def _compare(args, outputs: Outputs) -> ExitCode:
     if args.corpus is not None and not os.path.isdir(args.corpus):
         raise PathError(f"--corpus {args.corpus!r}: no such directory (compare replays an existing corpus)")
     configs = [run_config(args, summarizer=spec, prompt=prompt, examples=args.examples, seed=args.seed,
-                          max_turns=args.max_turns, jobs=args.jobs
+                          max_turns=args.max_turns, jobs=args.jobs, shard=args.shard
                           ).but(summarizer_version=_side_version(args.summarizer_version, spec, prompt, specs))
                for spec, prompt in sides]
     labels = [f"{spec} --prompt {prompt}" if len(set(prompts)) > 1 else spec for spec, prompt in sides]
@@ -232,7 +234,8 @@ def _report(args, outputs: Outputs) -> ExitCode:
         verdict = f"; compare verdict: {document.get('verdict', '')} (exit {document.get('exit_code')})"
         reports = [(side["summarizer"], side["report"]) for side in document["sides"]]
         page, trend = _compare_page(document, args.survival_threshold, title=args.title), None
-    else:  # nights, oldest first: the page and the terminal say what changed in the newest
+    else:  # nights, oldest first (a run's shards merged into one): the page and the terminal say what changed
+        documents = merged_nights(documents)
         reports, verdict, trend = documents, "", nightly(documents)
         page = render_html(reports, threshold=args.survival_threshold, title=args.title, trend=trend,
                            html_path=outputs.get("output"))

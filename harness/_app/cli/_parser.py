@@ -245,6 +245,31 @@ def _add_summarizer_options(p: argparse.ArgumentParser, *, required: bool, many:
     _add_report_options(p)
 
 
+def _shard(text: str) -> tuple[int, int]:
+    """``K/N``: the K-th (1-based) of N shards."""
+    k, slash, n = text.partition("/")
+    try:
+        shard = (int(k), int(n)) if slash else None
+    except ValueError:
+        shard = None
+    if shard is None or not 1 <= shard[0] <= shard[1]:
+        raise argparse.ArgumentTypeError(f"--shard expects K/N with 1 <= K <= N (the K-th of N shards), got {text!r}")
+    return shard
+
+
+def _add_sharing_options(p: argparse.ArgumentParser) -> None:
+    """Splitting one night's run over machines, and what they share (``harness._app.running._database``)."""
+    p.add_argument("--shard", type=_shard, default=None, metavar="K/N",
+                   help="judge only the K-th of N disjoint parts of the seed's examples (by example index): N "
+                        "machines given the same seed run exactly the unsharded run's examples")
+    p.add_argument("--database", metavar="DIR|redis://HOST:PORT/DB", default=None,
+                   help="keep each finding's minimal transcript (and Hypothesis's shrunk examples) here, and judge "
+                        "them first on the next run: a directory, or a Redis shared by a night's shards (multiplexed "
+                        "with the directory .hypothesis/compaction-harness); a Redis that does not answer is exit 2")
+    p.add_argument("--database-readonly", action="store_true",
+                   help="read what the shared Redis holds, write nothing to it")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="compaction-harness",
@@ -271,6 +296,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--background", metavar="PATH",
                      help="your own session logs as the filler: a .json file (one session), a .jsonl file (one "
                           "session per line) or a directory of them; our obligations are planted between them")
+    _add_sharing_options(run)
 
     fuzz = _command(sub, parser, "fuzz", help="coverage-guided fuzzing of a Python summarizer's own code (atheris); "
                                        "arguments after -- go to libFuzzer")
@@ -321,6 +347,8 @@ def build_parser() -> argparse.ArgumentParser:
     comparing.add_argument("--jobs", type=_whole_number("--jobs"), default=1, metavar="K",
                            help="judge up to K sessions at once per summarizer (default 1)")
     comparing.add_argument("--corpus", metavar="DIR", help="also replay this corpus with every summarizer")
+    comparing.add_argument("--shard", type=_shard, default=None, metavar="K/N",
+                           help="judge only the K-th of N disjoint parts of the seed's examples, on every side")
 
     rendering = _command(sub, parser, "report", help="render saved JSON reports (--report-json) as one HTML page")
     rendering.add_argument("files", nargs="+", metavar="JSON", help="reports written by --report-json, oldest first")

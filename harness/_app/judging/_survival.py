@@ -107,6 +107,17 @@ class Survival:
             sessions[r] += 1
         return Survival(tuple(rounds), tuple(sessions))
 
+    def merged(self, other: Survival) -> Survival:
+        """The counts of both runs' sessions together (the shards of one night)."""
+        rounds, sessions = [], []
+        for r in range(max(len(self.rounds), len(other.rounds))):
+            merged = dict(self.rounds[r]) if r < len(self.rounds) else {}
+            for kind, counts in other.rounds[r] if r < len(other.rounds) else ():
+                merged[kind] = merged.get(kind, Tally()) + counts
+            rounds.append(tuple(sorted(merged.items())))
+            sessions.append(sum(s.sessions[r] for s in (self, other) if r < len(s.sessions)))
+        return Survival(tuple(rounds), tuple(sessions))
+
     def kinds(self) -> tuple[str, ...]:
         return tuple(sorted({kind for tally in self.rounds for kind, _ in tally}))
 

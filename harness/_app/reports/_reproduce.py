@@ -23,6 +23,8 @@ def reproduce_command(result: RunResult, *, only: str | None = None, transcript_
         parts = ["compaction-harness", "run", "--summarizer", c.calling.summarizer, "--protocol", result.protocol,
                  "--seed", str(result.seed), "--examples", str(c.generation.examples), "--max-turns", str(c.generation.max_turns),
                  "--budget", str(c.judging.budget)]
+        if c.generation.shard is not None:
+            parts += ["--shard", "/".join(map(str, c.generation.shard))]
     for option, value in (("--base-url", c.calling.base_url), ("--prompt", c.calling.prompt), ("--api-key-env", c.calling.api_key_env)):
         if value:
             parts += [option, value]

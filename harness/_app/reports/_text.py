@@ -209,8 +209,10 @@ def _render(result: RunResult, *, head: list[str] | None = None, calls: str = "s
             reproduce: str | None = None) -> str:
     c = result.config
     out = list(head) if head else [
-        f"compaction-harness: {c.calling.summarizer} ({_shape(result)}) · seed {result.seed} · {result.examples_run} examples "
-        f"({turn_stats(result.turns)})",
+        f"compaction-harness: {c.calling.summarizer} ({_shape(result)}) · seed {result.seed} · "
+        + (f"shard {c.generation.shard[0]}/{c.generation.shard[1]} · " if c.generation.shard else "")
+        + f"{result.examples_run} examples ({turn_stats(result.turns)})"
+        + (f" · {result.replayed} saved failure(s) judged first" if result.replayed else ""),
     ]
     if head is None or result.summarizer_calls:
         out.append(_calls_line(result, calls))

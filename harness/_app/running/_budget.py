@@ -45,7 +45,6 @@ class Budget:
         self._summarizer = summarizer
         self._calls_at_start: int | None = None
         self._allowance = limits.shrink_calls
-        self._phase_cap: int | None = None
         self._timeouts = 0
         self._reserve = 0  # calls exploration must leave (SHRINK_RESERVE per failure found)
         self._halted = False  # exploration ended early: sessions still running in other threads stop
@@ -108,13 +107,6 @@ class Budget:
     def shrink_calls(self) -> int:
         return self._summarizer.calls - (self._calls_at_start or 0)
 
-    def cap_phase(self, calls: int | None) -> None:
-        """Stop the current shrinking phase after ``calls`` new calls (None: no cap of its own)."""
-        self._phase_cap = calls
-
-    def phase_spent(self) -> bool:
-        return self._phase_cap is not None and self.shrink_calls() >= self._phase_cap
-
     def check(self) -> Stop | None:
         """Why to stop now, or None. Run-wide reasons stick; the shrink allowance is per failure."""
         if self.stopped is None and self._deadline is not None and time.monotonic() >= self._deadline:
@@ -134,8 +126,6 @@ class Budget:
                 cap = str(self._nearest_cap()).removesuffix(" reached")
                 return Stop(StopReason.CAP_SHARE, f"its share of what {cap} left spent")
             return Stop(StopReason.SHRINK_CALLS, f"--shrink-calls {self._shrink_calls} spent")
-        if self.phase_spent():
-            return Stop(StopReason.SHRINK_PHASE, "this shrinking phase's share of --shrink-calls spent")
         if self._timeouts >= SHRINK_TIMEOUTS:
             return Stop(StopReason.TIMEOUTS, f"the summarizer timed out {self._timeouts} times while shrinking")
         return None

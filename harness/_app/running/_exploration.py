@@ -15,7 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from hypothesis import HealthCheck, Phase, Verbosity, find, settings
-from hypothesis.database import DirectoryBasedExampleDatabase
+from hypothesis.database import ExampleDatabase
 from hypothesis.errors import NoSuchExample, Unsatisfiable
 
 from harness._base._model import Transcript
@@ -25,7 +25,7 @@ from harness._app.running._options import Generation
 from strategies import Background, skeletons
 
 __all__ = ["run_strategy", "dense_skeletons", "stages", "generate", "Prefetched", "judge_in_order", "probed",
-           "skeleton_pass", "QUICK_SHARE", "QUICK_MAX_TURNS", "DETERMINISM_PROBES"]
+           "QUICK_SHARE", "QUICK_MAX_TURNS", "DETERMINISM_PROBES"]
 
 #: Exploration's first stage: this share of --examples, as transcripts of at most QUICK_MAX_TURNS turns
 #: with at least three facts each (see ``stages``).
@@ -67,8 +67,7 @@ def stages(generation: Generation, background: Background | None, full) -> list[
     return [(dense, quick), (full, generation.examples - quick)]
 
 
-def hypothesis_settings(examples: int, phases, database: str | None = None) -> settings:
-    db = DirectoryBasedExampleDatabase(database) if database else None
+def hypothesis_settings(examples: int, phases, db: ExampleDatabase | None = None) -> settings:
     if db is not None:
         phases = [Phase.reuse, *phases]
     return settings(max_examples=examples, database=db, deadline=None, derandomize=False, phases=phases,
@@ -157,20 +156,3 @@ def judge_in_order(skeletons, judge, record, jobs: int, budget: Budget) -> bool:
             future.cancel()
         pool.shutdown(wait=True, cancel_futures=True)
         budget.halt_sessions(False)
-
-
-
-
-def skeleton_pass(strategy, expand: Callable[[Any], Transcript], generation: Generation, key: str, run_seed: int):
-    """With ``--database``, a failure's first shrinking pass: Hypothesis shrinks the skeleton (the domain
-    shrinker does the rest). Hypothesis never saves seeded runs, so this pass is unseeded, replays what
-    earlier runs shrank, and falls back to the first transcript seen."""
-    def shrink(still_fails: Callable[[Transcript], bool]) -> None:
-        try:
-            find(strategy, lambda sk: still_fails(expand(sk)),
-                 settings=hypothesis_settings(generation.examples, [Phase.generate, Phase.shrink], generation.database),
-                 random=None if generation.database else random.Random(run_seed),
-                 database_key=key.encode())
-        except (NoSuchExample, Unsatisfiable):
-            pass  # a flaky summarizer: shrink what we saw
-    return shrink

@@ -43,7 +43,25 @@ class Generation:
     max_turns: int = DEFAULT_MAX_TURNS
     background: str | None = None  # a team's session logs used as the filler (strategies.load_background)
     consumers: tuple[Consumer, ...] = ()  # declared on every generated transcript (``consumer-requirements``)
-    database: str | None = None  # a Hypothesis example database directory: each failure's shrunk example is kept
+    # The example database (``harness._app.running._database``): a directory, or redis://HOST:PORT/DB shared by
+    # a night's shards; each finding's minimal transcript is kept there and judged first by the next run.
+    database: str | None = None
+    database_readonly: bool = False  # learn from the shared database, write nothing to it
+    shard: tuple[int, int] | None = None  # (K, N): judge only the examples whose index is K-1 modulo N
+
+    def __post_init__(self) -> None:
+        if self.shard is not None:
+            k, n = self.shard
+            if not 1 <= k <= n:
+                raise InvalidArgument(f"--shard {k}/{n}: expected K/N with 1 <= K <= N")
+
+    def in_shard(self, index: int) -> bool:
+        """Whether the ``index``-th generated example (0-based, over the whole seed) is this shard's."""
+        return self.shard is None or index % self.shard[1] == self.shard[0] - 1
+
+    def shard_examples(self) -> int:
+        """How many of the seed's ``examples`` this shard judges."""
+        return self.examples if self.shard is None else len(range(self.shard[0] - 1, self.examples, self.shard[1]))
 
 
 @dataclass(frozen=True, slots=True)

@@ -170,6 +170,7 @@ class RunResult:
     unclear: tuple[Unclear, ...] = ()  # readings the oracles could not settle, for review (``Unclear``)
     # By signature, the corpus entry file saved for a failure and whether this run added it (``--corpus``).
     corpus_files: dict[tuple[str, str | None], tuple[str, bool]] = field(default_factory=dict)
+    replayed: int = 0  # saved failures of the example database judged before generating (``--database``)
 
     @property
     def nondeterministic(self) -> bool:

@@ -25,9 +25,10 @@ from harness._app.judging._judge import Evaluation, StopJudging
 from harness._app.judging._survival import Survival
 from harness._app.running._budget import Budget, asker
 from harness._app.running._causes import Cause, Key, Signature, causes
+from harness._app.running._database import SharedDatabase, namespace_of, open_database
 from harness._app.running._evaluate import check_consumers, evaluate
 from harness._app.running._exploration import (DETERMINISM_PROBES, Prefetched, generate, judge_in_order, probed,
-                                               run_strategy, skeleton_pass, stages)
+                                               run_strategy, stages)
 from harness._app.running._options import RunConfig
 from harness._app.running._results import (Failure, InfraFailure, RunResult, Unclear, collect_unclear, kind_warnings,
                                            ordered_unclear, unjudged_oracles)
@@ -81,10 +82,12 @@ class _Found:
         self.rounds = 0
         self.survival = Survival()
         self.calls = 0  # fresh calls of the sessions recorded so far
+        self.replayed = 0  # saved failures judged first (``--database``), not counted as examples
         self.first_failure_calls: int | None = None
 
-    def add(self, transcript: Transcript, ev: Evaluation, calls: int = 0) -> bool:
-        """Record one session; False when it was stopped before its end (then only its violations count)."""
+    def add(self, transcript: Transcript, ev: Evaluation, calls: int = 0, *, replayed: bool = False) -> bool:
+        """Record one session; False when it was stopped before its end (then only its violations count).
+        A ``replayed`` one (a saved failure judged first) counts its causes and failures, not as an example."""
         self.calls += calls
         for cause in causes(ev, transcript):
             held = self.first_seen.get(cause.signature)
@@ -97,6 +100,12 @@ class _Found:
             self.first_failure_calls = self.calls  # the same whatever --jobs is
         if ev.stopped:
             return False
+        if replayed:
+            self.replayed += 1
+            if ev.infra is not None:
+                self.infra.append(InfraFailure(ev.infra.kind, f"(a saved failure judged first) {ev.infra.message}", 0,
+                                               ev.infra.output))
+            return True
         self.turns.append(len(transcript.turns))
         collect_unclear(self.unclear, ev, len(self.turns))
         self.rounds += len(ev.boundaries)
@@ -139,8 +148,11 @@ def run(config: RunConfig, *, on_failure: OnFailure | None = None) -> RunResult:
     chosen = select(only=config.judging.only, skip=config.judging.skip)
     check_consumers(generation.consumers)
     run_seed = generation.seed if generation.seed is not None else secrets.randbits(32)
-    progress = Progress(generation.examples, label="examples", quiet=config.quiet)
+    asked = generation.shard_examples()
     background = load_background(generation.background) if generation.background else None  # fails before any call
+    shared = open_database(generation.database, readonly=generation.database_readonly,
+                           namespace=database_namespace(config))  # a Redis that does not answer fails here
+    progress = Progress(asked, label="examples", quiet=config.quiet)
     strategy = run_strategy(generation, background)
     found = _Found()
 
@@ -172,12 +184,16 @@ def run(config: RunConfig, *, on_failure: OnFailure | None = None) -> RunResult:
             return ev.infra is not None and config.limits.stop_on_error
 
         try:
+            replayed = _replay_saved(shared, found, summarize, config, chosen, summarizer, budget, progress)
             exploration = stages(generation, background, strategy)
             if summarizer.options.jobs == 1:
                 generated = itertools.count()
 
                 def judge_now(skeleton) -> None:
-                    if budget.check() is not None or record(*judge((next(generated), skeleton))):
+                    index = next(generated)
+                    if not generation.in_shard(index):
+                        return  # another shard's example: generated all the same, so every shard sees the seed's
+                    if budget.check() is not None or record(*judge((index, skeleton))):
                         raise StopJudging
                 try:
                     generate(exploration, run_seed, judge_now)
@@ -186,26 +202,60 @@ def run(config: RunConfig, *, on_failure: OnFailure | None = None) -> RunResult:
             else:
                 prefetched = Prefetched(exploration, run_seed, ahead=4 * summarizer.options.jobs)
                 try:
-                    judge_in_order(enumerate(prefetched), judge, record, summarizer.options.jobs, budget)
+                    mine = ((i, s) for i, s in enumerate(prefetched) if generation.in_shard(i))
+                    judge_in_order(mine, judge, record, summarizer.options.jobs, budget)
                 finally:
                     prefetched.close()
         except KeyboardInterrupt:
             budget.interrupt()
+            replayed = found.replayed
         budget.check()
         progress.finish()
         incomplete = found.why_incomplete(
-            budget, generation.examples,
+            budget, asked,
             nothing_compacted="no example reached a compaction (raise --max-turns or lower --budget)",
-            fewer=f"Hypothesis generated only {len(found.turns)} of {generation.examples} examples")
+            fewer=f"Hypothesis generated only {len(found.turns)} of {asked} examples"
+                  + (f" (of this shard, {generation.shard[0]}/{generation.shard[1]})" if generation.shard else ""))
 
-        def skeleton_pass_for(key):
-            if not generation.database:
-                return None
-            return skeleton_pass(strategy, expand, generation, f"compaction-harness|{config.calling.summarizer}|{key}",
-                                 run_seed)
+        def keep(failure: Failure, protocol: str) -> None:
+            if shared is not None and not generation.database_readonly:
+                shared.save_failure(failure.transcript, failure.budget)  # the next run of any shard judges it first
+            if on_failure is not None:
+                on_failure(failure, protocol)
 
-        return _conclude(found, incomplete, config, chosen, summarizer, budget, progress, on_failure,
-                         seed=run_seed, skeleton_pass_for=skeleton_pass_for)
+        result = _conclude(found, incomplete, config, chosen, summarizer, budget, progress, keep, seed=run_seed)
+        warnings = tuple(shared.warnings) if shared is not None else ()
+        return dataclasses.replace(result, replayed=replayed, warnings=result.warnings + warnings)
+
+
+def database_namespace(config: RunConfig) -> str:
+    """What a saved example's verdict depends on: the summarizer, its protocol and dialect, the prose rules and
+    the token counter (``harness._app.running._database``)."""
+    return namespace_of(config.calling.summarizer, config.calling.protocol, config.judging.dialect,
+                        config.judging.rules, config.judging.token_counter)
+
+
+def _replay_saved(shared: SharedDatabase | None, found: _Found, summarize, config: RunConfig, chosen,
+                  summarizer: Summarizer, budget: Budget, progress: Progress) -> int:
+    """Judge the minimal transcripts earlier runs saved (any shard's), before generating anything: a failure
+    found last night, or by another machine, is seen again in the few calls it takes. One that no longer
+    fails is deleted from the database. Returns how many were judged."""
+    if shared is None:
+        return 0
+    saved = shared.failures()
+    for n, item in enumerate(saved, 1):
+        if budget.check() is not None:
+            break
+        progress.message(f"judging {len(saved)} saved failure(s) first ({n}/{len(saved)})")
+        before = summarizer.calls_in_this_thread()
+        ev = evaluate(item.transcript, summarize, config.judging, chosen, budget=item.budget,
+                      may_vary=summarizer.may_vary)
+        if ev.stopped:
+            break
+        found.add(item.transcript, ev, summarizer.calls_in_this_thread() - before, replayed=True)
+        if not ev.violations and ev.infra is None and not config.generation.database_readonly:
+            shared.forget(item)
+    return found.replayed
 
 
 def shrink_transcript(transcript: Transcript, config: RunConfig, *,
@@ -255,7 +305,7 @@ def shrink_transcripts(transcripts: tuple[Transcript, ...], config: RunConfig, *
 
 def _conclude(found: _Found, incomplete: Stop | None, config: RunConfig, chosen, summarizer: Summarizer,
               budget: Budget, progress: Progress, on_failure: OnFailure | None, *, seed: int,
-              skeleton_pass_for=lambda key: None, consumers=(), explored: Explored | None = None) -> RunResult:
+              consumers=(), explored: Explored | None = None) -> RunResult:
     """Shrink and confirm each root cause once (sorted, so the order never depends on which showed first),
     then the one result, counting ``explored`` (exploration elsewhere) as if it had been this run's."""
     budget.reserve_for(0)  # judging is over: what it left is for shrinking and trials
@@ -266,7 +316,7 @@ def _conclude(found: _Found, incomplete: Stop | None, config: RunConfig, chosen,
         label = f"shrinking failure {n}/{len(ordered)}: {key[0]} ({key[1] or 'no fact'})"
         progress.message(f"{label}, first seen in {len(first.turns)} turns")
         failure = shrink_failure(cause, first, summarizer, config, chosen, budget, progress, label,
-                                 skeleton_pass_for(key), failures_left=len(ordered) - n + 1,
+                                 failures_left=len(ordered) - n + 1,
                                  seen_with=frozenset(found.seen_with.get(signature, ())),
                                  pairs_seen=frozenset(found.seen.get(signature, ())),
                                  reported=frozenset(f.signature for f in failures))

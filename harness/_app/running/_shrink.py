@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from harness._base._model import Transcript
 from harness._app._outcome import Stop, StopReason
 from harness._app._progress import Progress
@@ -16,25 +14,17 @@ from harness._app.running._options import RunConfig
 from harness._app.running._results import Failure
 from harness._app.shrinking._shrinker import Shrinker
 
-__all__ = ["shrink_failure", "confirm", "SKELETON_PASS_SHARE"]
-
-#: With --database, the share of a failure's shrink calls the skeleton pass may spend: the rest is kept for the
-#: domain shrinker, which removes single turns (a skeleton never shrinks below the strategy's min_turns).
-SKELETON_PASS_SHARE = 0.6
+__all__ = ["shrink_failure", "confirm"]
 
 
 def shrink_failure(cause: Cause, first: Transcript, summarizer: Summarizer, config: RunConfig,
-                   chosen, budget: Budget, progress: Progress, label: str,
-                   skeleton_pass: Callable[[Callable[[Transcript], bool]], None] | None = None, *,
-                   failures_left: int = 1, seen_with: frozenset[str] = frozenset(),
+                   chosen, budget: Budget, progress: Progress, label: str, *, failures_left: int = 1, seen_with: frozenset[str] = frozenset(),
                    pairs_seen: frozenset[Key] = frozenset(), reported: frozenset[Signature] = frozenset()) -> Failure:
     """Shrink one root cause once, by its primary violation, as far as its allowance of calls goes; then
     ask which of the other invariants it broke the minimal transcript still breaks. Always returns it,
     shrunk or not.
 
-    With ``--database``, Hypothesis first shrinks the skeleton (see
-    ``harness._app.shrinking._shrinker`` for why only then); the domain shrinker does
-    the rest. Every failing candidate is remembered, so an interrupt or a spent
+    Every failing candidate is remembered, so an interrupt or a spent
     allowance still reports the smallest transcript found until then. ``seen_with`` names
     the invariants the same cause broke in other sessions, ``pairs_seen`` every (invariant, fact kind) it showed in them. Shrinking stops as soon as the smallest
     failing transcript shows one of the ``reported`` findings (a near miss that shrinks into the dropped
@@ -69,15 +59,6 @@ def shrink_failure(cause: Cause, first: Transcript, summarizer: Summarizer, conf
     budget.keep_for_trials(trials * _rounds_to_fail(violation))
     stopped = None
     try:
-        if skeleton_pass is not None:
-            budget.cap_phase(int(config.limits.shrink_calls * SKELETON_PASS_SHARE))
-            try:
-                skeleton_pass(shrinker.still_fails)
-            except StopJudging:
-                if not budget.phase_spent():
-                    raise
-            finally:
-                budget.cap_phase(None)
         shrinker.shrink()
     except _SameAsReported:
         pass  # the caller reports it once, as the finding it became

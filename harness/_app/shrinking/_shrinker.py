@@ -14,8 +14,9 @@ What belongs where (the issue asked us to decide):
   facts, of which kinds, how many turns and decoys. It cannot tie the amount of
   filler to the budget, and each of its attempts regenerates a transcript the
   summarizer has never seen, so on a position-driven failure it spends hundreds
-  of full sessions to remove a few turns. It runs only with ``--database``,
-  where what it shrinks is kept for the next run.
+  of full sessions to remove a few turns. So shrinking is the domain
+  minimizer's alone; with ``--database`` the minimal transcript it finds is
+  kept and judged first by the next run, so its cost is paid once.
 - The *budget* is not part of the skeleton: exploration tests the budget the
   team runs with. Lowering it belongs to shrinking, because a failure that needs
   2,000 tokens of unrelated work at a budget of 2,000 usually needs 200 at a
