@@ -7,7 +7,7 @@ Besides reading the YAML, these tests execute the `run:` scripts of both jobs wi
 records what it was asked to install, `uses:` steps skipped except upload-artifact / download-artifact, which
 copy files through a local artifact store the way the actions do (files only: an empty directory is not
 uploaded), and `compaction-harness` the real one (from this venv) behind a wrapper that records each argv.
-A night runs two of the four shards, with small EXAMPLES and MAX_TURNS.
+A night runs two of the four shards of one small seed (EXAMPLES over all four), with a small MAX_TURNS.
 """
 
 from __future__ import annotations
@@ -43,8 +43,10 @@ FINDS = "harness.summarizers.naive:tail"
 STEP_TIMEOUT = 180
 # Small nights; --inline (the summarizer in the harness's own process) through the template's SUMMARIZER_ARGS
 # saves a worker process per run: tests that need the default (a worker per summarizer) say SUMMARIZER_ARGS "".
-SMALL = {"EXAMPLES": "3", "MAX_TURNS": "40", "MAX_TIME": "120", "REPLAY_MAX_TIME": "120", "HARNESS_REF": SHA,
-         "SUMMARIZER_ARGS": "--inline"}
+# Twelve examples split over the four shards, three each; no example database (nothing listens on the service
+# container's port here), except where a test starts a redis-server of its own.
+SMALL = {"EXAMPLES": "12", "MAX_TURNS": "40", "MAX_TIME": "120", "REPLAY_MAX_TIME": "120", "HARNESS_REF": SHA,
+         "SUMMARIZER_ARGS": "--inline", "DATABASE_URL": ""}
 
 pytestmark = pytest.mark.skipif(REAL_HARNESS is None, reason="compaction-harness is not installed in this venv")
 
@@ -425,7 +427,8 @@ def test_every_harness_command_parses(tmp_path):
     assert (args.report_json, args.report_html, args.junit_xml) == (
         "shard-out/report-3.json", "shard-out/report-3.html", "shard-out/junit-3.xml")  # one run writes all three
     assert (args.summarizer, args.protocol, args.examples, args.max_turns, args.max_time, args.seed, args.corpus) == (
-        FINDS, "messages", 3, 40, 120, int(RUN_ID + "3"), "shard-out/corpus")
+        FINDS, "messages", 12, 40, 120, int(RUN_ID), "shard-out/corpus")  # one seed for the night's shards
+    assert (args.shard, args.database) == ((4, 4), None)  # matrix shard 3 of 4; the secret reaches no test
     assert (args.timeout, args.budget, args.jobs) == (60, 3000, 2)  # SUMMARIZER_ARGS and RUN_ARGS reach it
     replay = build_parser().parse_args(next(c["argv"] for c in merge.argv if c["argv"][0] == "replay"))
     assert (replay.directory, replay.summarizer, replay.junit_xml, replay.timeout) == ("corpora", FINDS, "nightly/replay.xml", 60)
@@ -463,7 +466,7 @@ def test_clean_night_passes(tmp_path):
 def finding_night(tmp_path_factory):
     """A team's first night (an empty corpora/) with a summarizer that drops things."""
     tmp = tmp_path_factory.mktemp("finding")
-    return night(tmp, {"SUMMARIZER": FINDS, "PROTOCOL": "messages"}, corpus=None)
+    return night(tmp, {"SUMMARIZER": FINDS, "PROTOCOL": "messages", "MAX_TURNS": "80"}, corpus=None)
 
 
 def test_new_finding_fails_the_night(finding_night):
@@ -590,7 +593,7 @@ def summarize(messages, budget):
 def test_a_cut_run_or_a_failing_summarizer_fails_even_behind_exit_1(tmp_path, code, env, status, said):
     """--max-time reached is exit 4, or exit 1 when violations were found first; a summarizer that raised is exit
     3, or exit 1 when it also lost something. Red in every case: the shard reads its JSON report."""
-    done = night(tmp_path, {"SUMMARIZER": "team_compact.py:summarize", "PROTOCOL": "", "EXAMPLES": "6", **env},
+    done = night(tmp_path, {"SUMMARIZER": "team_compact.py:summarize", "PROTOCOL": "", "EXAMPLES": "24", **env},
                  corpus=None, shards=(0,), files={"team_compact.py": code}, merge=False)
     shard = done.shards[0]
     assert shard.outputs["run"]["status"] == status, shard.log
@@ -627,3 +630,27 @@ def test_findings_that_miss_the_shard_corpus_fail(tmp_path):
     assert entries(shard.checkout / "elsewhere") and not (done.store / "shard-0" / "corpus").exists()
     verdict = shard.step("Verdict")
     assert verdict.rc != 0 and "corpus entries saved: the merge job cannot see them" in verdict.output, shard.log
+
+
+def test_the_shards_of_a_night_share_a_real_redis(tmp_path):
+    """DATABASE_URL set to a live redis-server (the secret COMPACTION_REDIS_URL in a real workflow): the first
+    shard's findings are judged first by the next shard, and the merge draws the two shards as one night."""
+    from tests.test_sharing import RedisServer
+
+    server = RedisServer(tmp_path)
+    try:
+        env = {"SUMMARIZER": FINDS, "PROTOCOL": "messages", "EXAMPLES": "8", "MAX_TURNS": "80",
+               "DATABASE_URL": server.url}
+        store = tmp_path / "artifacts"
+        for n in (0, 1):  # one after the other, as a night whose second shard starts later
+            job = run_job("shard", checkout(tmp_path / f"shard-{n}", None), tmp_path / f"work-{n}", env={**SMALL, **env},
+                          store=store, matrix={"shard": n})
+            job.assert_clean()
+            assert any("--database" in c["argv"] for c in job.argv)
+        first, second = (json.loads((store / f"shard-{n}" / f"report-{n}.json").read_text()) for n in (0, 1))
+        assert first["findings"] and first["shard"] == {"index": 1, "of": 4}
+        assert second["replayed"] >= 1 and second["first_failure_calls"] <= 10
+        merge = merge_job(tmp_path / "merge", env, store, None)
+        assert "nightly.html: 1 report(s)" in merge.step("Draw").output, merge.log  # one night, not two
+    finally:
+        server.stop()
