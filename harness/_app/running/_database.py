@@ -9,8 +9,9 @@ Each finding's minimal transcript is kept, with the budget it fails at, under a 
 its verdict depends on (the summarizer, its protocol and dialect, the prose rules and the token counter),
 so two summarizers, or one judged by other rules, never replay each other's examples. A run judges these
 first, before it generates anything: a failure one shard found is seen by the others' next runs in the
-few calls its minimal transcript takes, and the cost of shrinking it is paid once. One that no longer
-fails is deleted, as Hypothesis deletes an example that passes.
+few calls its minimal transcript takes, and the cost of shrinking it is paid once. Several shards may save
+a transcript of one root cause; once this run has seen a cause, the others of it are not asked again. One
+that no longer fails is deleted, as Hypothesis deletes an example that passes.
 
 The corpus on disk stays the record. A Redis that cannot be reached when the run opens it is a
 ``DatabaseError`` (exit 2) before any summarizer call; one that goes away during the run is a warning, and
@@ -42,11 +43,12 @@ _VALUE_VERSION = 1
 
 @dataclass(frozen=True, slots=True)
 class SavedFailure:
-    """A minimal transcript kept in the database, and the budget it fails at."""
+    """A minimal transcript kept in the database, the budget it fails at, and the root cause it showed."""
 
     transcript: Transcript
     budget: int
     value: bytes  # as stored, so it can be deleted once it no longer fails
+    signature: tuple[str, str | None] | None = None  # ``Failure.signature`` when it was saved
 
 
 class _Tolerant(ExampleDatabase):
@@ -95,6 +97,7 @@ class SharedDatabase:
     description: str
     namespace: str
     warnings: list[str] = field(default_factory=list)
+    remote: bool = False  # a Redis other machines share (a directory is this machine's)
 
     def key(self, what: str) -> bytes:
         return f"compaction-harness/{self.namespace}/{what}".encode()
@@ -109,8 +112,8 @@ class SharedDatabase:
                 out.append(saved)
         return sorted(out, key=lambda s: (len(s.transcript.turns), s.value))
 
-    def save_failure(self, transcript: Transcript, budget: int) -> None:
-        self.db.save(self.key("findings"), _encoded(transcript, budget))
+    def save_failure(self, transcript: Transcript, budget: int, signature: tuple[str, str | None]) -> None:
+        self.db.save(self.key("findings"), _encoded(transcript, budget, signature))
 
     def forget(self, saved: SavedFailure) -> None:
         """Delete a saved failure that no longer fails (as Hypothesis deletes an example that passes)."""
@@ -154,12 +157,13 @@ def open_database(spec: str | None, *, readonly: bool = False, namespace: str, l
         remote = ReadOnlyDatabase(remote)
     warnings: list[str] = []
     db = MultiplexedDatabase(DirectoryBasedExampleDatabase(local), _Tolerant(remote, spec, warnings))
-    return SharedDatabase(db, f"{spec}{' (read only)' if readonly else ''} with {local}", namespace, warnings)
+    return SharedDatabase(db, f"{spec}{' (read only)' if readonly else ''} with {local}", namespace, warnings,
+                          remote=True)
 
 
-def _encoded(transcript: Transcript, budget: int) -> bytes:
-    text = json.dumps({"version": _VALUE_VERSION, "budget": budget, "transcript": transcript_to_dict(transcript)},
-                      sort_keys=True, ensure_ascii=False)
+def _encoded(transcript: Transcript, budget: int, signature: tuple[str, str | None]) -> bytes:
+    text = json.dumps({"version": _VALUE_VERSION, "budget": budget, "signature": list(signature),
+                       "transcript": transcript_to_dict(transcript)}, sort_keys=True, ensure_ascii=False)
     return zlib.compress(text.encode("utf-8"), 9)
 
 
@@ -171,6 +175,8 @@ def _decoded(value: bytes) -> SavedFailure | None:
         budget = data["budget"]
         if isinstance(budget, bool) or not isinstance(budget, int) or budget < 1:
             return None
-        return SavedFailure(transcript_from_dict(data["transcript"], source="<database>"), budget, value)
+        signature = data.get("signature")
+        signature = tuple(signature) if isinstance(signature, list) and len(signature) == 2 else None
+        return SavedFailure(transcript_from_dict(data["transcript"], source="<database>"), budget, value, signature)
     except (zlib.error, UnicodeDecodeError, ValueError, KeyError, TypeError, AttributeError, SchemaError):
         return None

@@ -25,7 +25,7 @@ from harness._app.judging._judge import Evaluation, StopJudging
 from harness._app.judging._survival import Survival
 from harness._app.running._budget import Budget, asker
 from harness._app.running._causes import Cause, Key, Signature, causes
-from harness._app.running._database import SharedDatabase, namespace_of, open_database
+from harness._app.running._database import SavedFailure, SharedDatabase, namespace_of, open_database
 from harness._app.running._evaluate import check_consumers, evaluate
 from harness._app.running._exploration import (DETERMINISM_PROBES, Prefetched, generate, judge_in_order, probed,
                                                run_strategy, stages)
@@ -184,7 +184,8 @@ def run(config: RunConfig, *, on_failure: OnFailure | None = None) -> RunResult:
             return ev.infra is not None and config.limits.stop_on_error
 
         try:
-            replayed = _replay_saved(shared, found, summarize, config, chosen, summarizer, budget, progress)
+            saved = _saved_parts(shared, generation)
+            _replay_saved(saved[0], shared, found, summarize, config, chosen, summarizer, budget, progress)
             exploration = stages(generation, background, strategy)
             if summarizer.options.jobs == 1:
                 generated = itertools.count()
@@ -206,9 +207,9 @@ def run(config: RunConfig, *, on_failure: OnFailure | None = None) -> RunResult:
                     judge_in_order(mine, judge, record, summarizer.options.jobs, budget)
                 finally:
                     prefetched.close()
+            _replay_saved(saved[1], shared, found, summarize, config, chosen, summarizer, budget, progress)
         except KeyboardInterrupt:
             budget.interrupt()
-            replayed = found.replayed
         budget.check()
         progress.finish()
         incomplete = found.why_incomplete(
@@ -219,13 +220,13 @@ def run(config: RunConfig, *, on_failure: OnFailure | None = None) -> RunResult:
 
         def keep(failure: Failure, protocol: str) -> None:
             if shared is not None and not generation.database_readonly:
-                shared.save_failure(failure.transcript, failure.budget)  # the next run of any shard judges it first
+                shared.save_failure(failure.transcript, failure.budget, failure.signature)  # judged first next run
             if on_failure is not None:
                 on_failure(failure, protocol)
 
         result = _conclude(found, incomplete, config, chosen, summarizer, budget, progress, keep, seed=run_seed)
         warnings = tuple(shared.warnings) if shared is not None else ()
-        return dataclasses.replace(result, replayed=replayed, warnings=result.warnings + warnings)
+        return dataclasses.replace(result, replayed=found.replayed, warnings=result.warnings + warnings)
 
 
 def database_namespace(config: RunConfig) -> str:
@@ -235,18 +236,32 @@ def database_namespace(config: RunConfig) -> str:
                         config.judging.rules, config.judging.token_counter)
 
 
-def _replay_saved(shared: SharedDatabase | None, found: _Found, summarize, config: RunConfig, chosen,
-                  summarizer: Summarizer, budget: Budget, progress: Progress) -> int:
-    """Judge the minimal transcripts earlier runs saved (any shard's), before generating anything: a failure
-    found last night, or by another machine, is seen again in the few calls it takes. One that no longer
-    fails is deleted from the database. Returns how many were judged."""
+def _saved_parts(shared: SharedDatabase | None, generation) -> tuple[list[SavedFailure], list[SavedFailure]]:
+    """The saved failures to judge before exploring, and those to judge after it. Unsharded, or with a
+    database of this machine's own, all of them first. A shard K of N sharing a Redis judges every N-th from
+    the K-th first, so the shards of a night running side by side see every known failure early between
+    them, and the rest once it has explored (by then it has seen most of their causes, and skips those)."""
     if shared is None:
-        return 0
+        return [], []
     saved = shared.failures()
+    if generation.shard is None or not shared.remote:
+        return saved, []
+    k, n = generation.shard
+    own = saved[k - 1::n] or saved[:1]  # fewer saved than shards: each still starts on one
+    return own, [s for s in saved if s not in own]
+
+
+def _replay_saved(saved: list[SavedFailure], shared: SharedDatabase | None, found: _Found, summarize,
+                  config: RunConfig, chosen, summarizer: Summarizer, budget: Budget, progress: Progress) -> None:
+    """Judge minimal transcripts earlier runs saved (any shard's): a failure found last night, or by another
+    machine, is seen again in the few calls it takes. A transcript of a root cause this run has already seen
+    is skipped (shards save their own of one cause); one that no longer fails is deleted from the database."""
     for n, item in enumerate(saved, 1):
         if budget.check() is not None:
             break
-        progress.message(f"judging {len(saved)} saved failure(s) first ({n}/{len(saved)})")
+        if item.signature is not None and item.signature in found.first_seen:
+            continue
+        progress.message(f"judging saved failures ({n}/{len(saved)})")
         before = summarizer.calls_in_this_thread()
         ev = evaluate(item.transcript, summarize, config.judging, chosen, budget=item.budget,
                       may_vary=summarizer.may_vary)
@@ -255,7 +270,6 @@ def _replay_saved(shared: SharedDatabase | None, found: _Found, summarize, confi
         found.add(item.transcript, ev, summarizer.calls_in_this_thread() - before, replayed=True)
         if not ev.violations and ev.infra is None and not config.generation.database_readonly:
             shared.forget(item)
-    return found.replayed
 
 
 def shrink_transcript(transcript: Transcript, config: RunConfig, *,
