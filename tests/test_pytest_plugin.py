@@ -2,6 +2,7 @@
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -241,7 +242,10 @@ def test_the_plugin_takes_a_summarizer_outside_python_as_the_cli_does(pytester):
                                            "--summarizer-max-turns", "40", "-p", "no:cacheprovider", "-v")
     assert result.ret != pytest.ExitCode.USAGE_ERROR, result.stderr.str()
     assert "compaction-harness::property[summarizer-answered] PASSED" in result.stdout.str()
-    assert "compaction-harness::property[commitment-retained] FAILED" in result.stdout.str()  # it keeps two messages
+    # It keeps two messages: obligations are dropped, whichever invariants this seed's transcripts show it to.
+    failed = re.findall(r"compaction-harness::property\[([a-z-]+)\] FAILED", result.stdout.str())
+    assert set(failed) & {"commitment-retained", "literal-verbatim", "negation-polarity", "threshold-exact",
+                          "error-retained", "gating-field-retained", "ledger-monotone"}, failed
 
 
 def test_a_flaky_entry_that_holds_in_every_trial_is_a_skip_as_replay_says_not_a_failure(pytester):

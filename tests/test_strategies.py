@@ -467,7 +467,7 @@ def test_a_decoy_of_a_kind_is_written_as_that_kind_whenever_some_fact_fits_it(ki
     """Found by a new-user review: most old_value and stale decoys fell back to near misses."""
     seen = {"fitting": 0}
 
-    @settings(max_examples=40, database=None, derandomize=True)
+    @settings(max_examples=120, database=None, derandomize=True)  # a few fit in 40; enough in 120 whatever the draw
     @given(skeletons(decoys=decoys(kinds=[kind]), max_turns=300))
     def check(skeleton):
         fits = any(effective_kind(d, f) is kind for d in skeleton.decoys[:1] for f in skeleton.facts)
