@@ -16,7 +16,7 @@ from harness._app.reports._reproduce import reproduce_command
 from harness._app.running._results import Failure, RunResult, Unclear
 from oracles import select
 
-__all__ = ["REPORT_VERSION", "report_dict", "fuzz_report_dict", "unclear_dict", "read_report", "check_report",
+__all__ = ["REPORT_VERSION", "report_dict", "finding_row", "fuzz_report_dict", "unclear_dict", "read_report", "check_report",
            "report_survival"]
 
 
@@ -29,6 +29,41 @@ REPORT_VERSION = 3
 
 def report_dict(result: RunResult) -> dict[str, Any]:
     """The JSON report (``--report-json``), from which the HTML and JUnit reports are also drawn."""
+    violations = [
+        {
+            "invariant": f.invariant,
+            "invariants": list(f.invariants),
+            "also": [{"invariant": invariant, "detail": detail} for invariant, detail in f.also],
+            "also_seen": list(f.also_seen),
+            "also_kinds": list(f.also_kinds),
+            "cause": f.cause,
+            "severity": f.severity,
+            "fact_kind": f.fact_kind,
+            "fact_id": f.fact_id,
+            "minimal_turns": len(f.transcript.turns),
+            "budget": f.budget,
+            "elided": [{"turn": index, "merged_turns": merged, "tokens": tokens}
+                       for index, merged, tokens in f.elided],
+            "original_turns": f.original_turns,
+            "shrink_checks": f.shrink_checks,
+            "shrink_summarizer_calls": f.shrink_calls,
+            "shrink_stopped": f.shrink_stopped,
+            "trials": None if f.trials is None else {"failed": f.trials[0], "of": f.trials[1]},
+            "rate": f.rate,
+            "round": f.round,
+            "boundary": f.boundary,
+            "boundaries": list(f.boundaries),
+            "transcript": transcript_to_dict(f.transcript),
+            "context": f.context,
+            "detail": f.detail,
+            "evidence": f.evidence,
+            "expected": f.expected,
+            "found": f.found,
+            "reproduce": _reproduce(result, f),
+            **_corpus(result, f),
+        }
+        for f in result.failures
+    ]
     return {
         "report_version": REPORT_VERSION,
         "summarizer": result.config.calling.summarizer,
@@ -56,48 +91,9 @@ def report_dict(result: RunResult) -> dict[str, Any]:
         "cap_reached": result.cap_reached,
         "unclear_mode": result.config.judging.unclear,
         "unclear": [unclear_dict(u) for u in result.unclear],
-        "violations": [
-            {
-                "invariant": f.invariant,
-                "invariants": list(f.invariants),
-                "also": [{"invariant": invariant, "detail": detail} for invariant, detail in f.also],
-                "also_seen": list(f.also_seen),
-                "also_kinds": list(f.also_kinds),
-                "cause": f.cause,
-                "severity": f.severity,
-                "fact_kind": f.fact_kind,
-                "fact_id": f.fact_id,
-                "minimal_turns": len(f.transcript.turns),
-                "budget": f.budget,
-                "elided": [{"turn": index, "merged_turns": merged, "tokens": tokens}
-                           for index, merged, tokens in f.elided],
-                "original_turns": f.original_turns,
-                "shrink_checks": f.shrink_checks,
-                "shrink_summarizer_calls": f.shrink_calls,
-                "shrink_stopped": f.shrink_stopped,
-                "trials": None if f.trials is None else {"failed": f.trials[0], "of": f.trials[1]},
-                "rate": f.rate,
-                "round": f.round,
-                "boundary": f.boundary,
-                "boundaries": list(f.boundaries),
-                "transcript": transcript_to_dict(f.transcript),
-                "context": f.context,
-                "detail": f.detail,
-                "evidence": f.evidence,
-                "expected": f.expected,
-                "found": f.found,
-                "reproduce": _reproduce(result, f),
-                **_corpus(result, f),
-            }
-            for f in result.failures
-        ],
-        # One row per root cause, in the order of ``violations`` (which holds each one's transcript and context).
-        "findings": [{"invariants": list(f.invariants), "also_seen": list(f.also_seen), "fact_kind": f.fact_kind,
-                      "also_kinds": list(f.also_kinds), "cause": f.cause,
-                      "fact_id": f.fact_id, "round": f.round, "minimal_turns": len(f.transcript.turns),
-                      "evidence": f.evidence, "transcript": transcript_to_dict(f.transcript), "context": f.context,
-                      "reproduce": _reproduce(result, f), **_corpus(result, f), "violation": n}
-                     for n, f in enumerate(result.failures)],
+        "violations": violations,
+        # One row per root cause, in the order of ``violations``.
+        "findings": [finding_row(v, n) for n, v in enumerate(violations)],
         "degradations": result.degradations,
         "infra_errors": [{"kind": e.kind, "message": e.message, "example": e.example, "output": e.output}
                          for e in result.infra_errors],
@@ -107,6 +103,16 @@ def report_dict(result: RunResult) -> dict[str, Any]:
         "exit_code": result.exit_code,
         "survival": result.survival.to_dict(),
     }
+
+
+def finding_row(v: dict[str, Any], n: int) -> dict[str, Any]:
+    """The ``findings`` row of violation ``v`` (the ``n``-th): what a person reads first, drawn from the record."""
+    return {"invariants": v.get("invariants") or [v.get("invariant")], "also_seen": v.get("also_seen", []),
+            "fact_kind": v.get("fact_kind"), "also_kinds": v.get("also_kinds", []), "cause": v.get("cause"),
+            "fact_id": v.get("fact_id"), "round": v.get("round"), "minimal_turns": v.get("minimal_turns"),
+            "evidence": v.get("evidence"), "transcript": v.get("transcript"), "context": v.get("context"),
+            "reproduce": v.get("reproduce"), "corpus_file": v.get("corpus_file"),
+            "corpus_new": v.get("corpus_new", False), "violation": n}
 
 
 def fuzz_report_dict(fuzz: FuzzResult) -> dict[str, Any]:

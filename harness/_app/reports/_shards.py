@@ -13,6 +13,7 @@ from typing import Any
 
 from harness._app._outcome import ExitCode, exit_code
 from harness._app.judging._survival import Survival, survival_from_dict
+from harness._app.reports._document import finding_row
 from harness._app.reports._trend import findings_of
 
 __all__ = ["merged_nights", "merge_shards", "shard_of"]
@@ -85,7 +86,7 @@ def merge_shards(documents: list[dict[str, Any]]) -> dict[str, Any]:
             elif (v.get("minimal_turns") or 0) < (best[key].get("minimal_turns") or 0):
                 best[key] = v
     base["violations"] = [best[key] for key in order]
-    base["findings"] = [_finding_row(v, n) for n, v in enumerate(base["violations"])]
+    base["findings"] = [finding_row(v, n) for n, v in enumerate(base["violations"])]
     base["infra_errors"] = [e for d in documents for e in d.get("infra_errors") or []]
     base["unclear"] = [u for d in documents for u in d.get("unclear") or []]
     base["warnings"] = list(dict.fromkeys(w for d in documents for w in d.get("warnings") or []))
@@ -105,13 +106,3 @@ def merge_shards(documents: list[dict[str, Any]]) -> dict[str, Any]:
                                       summarizer_failed=bool(base["infra_errors"]),
                                       incomplete=base["incomplete"] is not None))
     return base
-
-
-def _finding_row(v: dict[str, Any], n: int) -> dict[str, Any]:
-    """A ``findings`` row of a merged report, as ``report_dict`` writes one from its violation."""
-    return {"invariants": v.get("invariants") or [v.get("invariant")], "also_seen": v.get("also_seen", []),
-            "fact_kind": v.get("fact_kind"), "also_kinds": v.get("also_kinds", []), "cause": v.get("cause"),
-            "fact_id": v.get("fact_id"), "round": v.get("round"), "minimal_turns": v.get("minimal_turns"),
-            "evidence": v.get("evidence"), "transcript": v.get("transcript"), "context": v.get("context"),
-            "reproduce": v.get("reproduce"), "corpus_file": v.get("corpus_file"),
-            "corpus_new": v.get("corpus_new", False), "violation": n}
