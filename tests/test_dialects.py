@@ -95,7 +95,11 @@ def _flat(turns) -> list:
     ("anthropic", {"messages": [], "model": "claude"}, "only 'system' and 'messages'"),
     ("anthropic", [{"role": "user", "content": "hi"}], "a Messages API body"),
     ("openai-responses", [{"type": "function_call_output", "output": "ok"}], "items[0].call_id"),
-    ("openai-responses", [{"type": "web_search_call"}], "items[0].type"),
+    ("openai-responses", [{"type": "weather_report"}], "items[0].type"),
+    ("openai-responses", [{"type": "web_search_call"}], "items[0].id"),  # a server-side call names itself
+    ("openai-responses", [{"type": "custom_tool_call", "call_id": "c1"}], "items[0].name"),
+    ("anthropic", {"messages": [{"role": "assistant", "content": [{"type": "web_search_tool_result"}]}]},
+     "messages[0].content[0].tool_use_id"),
     ("openai-responses", {"input": []}, "a list of Responses input items"),
 ])
 def test_a_malformed_answer_names_where(dialect, answer, where):

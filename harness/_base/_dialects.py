@@ -27,7 +27,8 @@ from harness._base._errors import MalformedResult, _short
 from harness._base._messages import to_messages
 from harness._base._model import Role, ToolCall, Turn
 
-__all__ = ["DIALECTS", "DEFAULT_DIALECT", "render", "read", "merged_messages"]
+__all__ = ["DIALECTS", "DEFAULT_DIALECT", "render", "read", "merged_messages", "anthropic_message", "responses_turns",
+           "system_text", "UNREAD_BLOCKS", "UNREAD_ITEMS"]
 
 DIALECTS = ("chat", "anthropic", "openai-responses")
 DEFAULT_DIALECT = "chat"
@@ -120,11 +121,14 @@ def _block_text(block: Any, where: str) -> str:
 
 
 def _result_text(content: Any, where: str) -> str:
-    """A ``tool_result``'s content: a string, or text blocks (other blocks, images, carry no text)."""
+    """A tool result's content as text: a string; text blocks joined; any other block but an image or a
+    document (a search hit, a server tool's structured output) as its JSON, so what it held is kept."""
     if content is None:
         return ""
     if isinstance(content, str):
         return content
+    if isinstance(content, dict):  # a server tool's single result object (code execution's stdout and stderr)
+        return _json_text(content, where)
     if isinstance(content, list):
         texts = []
         for j, block in enumerate(content):
@@ -132,11 +136,20 @@ def _result_text(content: Any, where: str) -> str:
                 raise MalformedResult(f"{where}.content[{j}]: expected a block with a 'type', got {_short(block)}")
             if block["type"] == "text":
                 texts.append(_block_text(block, f"{where}.content[{j}]"))
+            elif block["type"] not in UNREAD_BLOCKS:
+                texts.append(_json_text(block, f"{where}.content[{j}]"))
         return "\n".join(texts)
-    raise MalformedResult(f"{where}.content: expected a string or a list of blocks, got {_short(content)}")
+    raise MalformedResult(f"{where}.content: expected a string, an object or a list of blocks, got {_short(content)}")
 
 
-def _system_text(system: Any) -> str | None:
+def _json_text(value: Any, where: str) -> str:
+    try:
+        return json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        raise MalformedResult(f"{where}: expected JSON data") from None
+
+
+def system_text(system: Any) -> str | None:
     if system is None:
         return None
     if isinstance(system, str):
@@ -161,15 +174,29 @@ def _anthropic_turns(body: Any) -> tuple[Turn, ...]:
     if not isinstance(messages, list):
         raise MalformedResult(f"messages: expected a list, got {_short(messages)}")
     turns: list[Turn] = []
-    system = _system_text(body.get("system"))
+    system = system_text(body.get("system"))
     if system is not None:
         turns.append(Turn(Role.SYSTEM, system))
     for i, message in enumerate(messages):
-        turns.extend(_anthropic_message(message, f"messages[{i}]"))
+        turns.extend(anthropic_message(message, f"messages[{i}]"))
     return tuple(turns)
 
 
-def _anthropic_message(message: Any, where: str) -> list[Turn]:
+#: Blocks that carry nothing the oracles read (and that no dialect of ours carries on): skipped when read.
+UNREAD_BLOCKS = ("image", "document", "thinking", "redacted_thinking", "search_result", "container_upload")
+#: Server-side tools (Anthropic runs them): the call in the assistant's content, its result right after it in the
+#: same message, read as a call and its result. MCP connector blocks pair the same way.
+_SERVER_CALLS = ("server_tool_use", "mcp_tool_use")
+
+
+def _server_result(kind: Any) -> bool:
+    return isinstance(kind, str) and kind.endswith("_tool_result") and kind != "tool_result"
+
+
+def anthropic_message(message: Any, where: str) -> list[Turn]:
+    """One Messages API message as turns: an assistant message is one turn with its calls (a server-side
+    tool's result, which follows its call in the same message, ends that turn and is a tool turn of its own);
+    a user message is its text and one tool turn per ``tool_result``, in order."""
     if not isinstance(message, dict):
         raise MalformedResult(f"{where}: expected a message object, got {_short(message)}")
     role = message.get("role")
@@ -184,38 +211,40 @@ def _anthropic_message(message: Any, where: str) -> list[Turn]:
     texts: list[str] = []
     calls: list[ToolCall] = []
 
-    def flush_text() -> None:
-        if texts:
+    def flush() -> None:
+        if role == "assistant" and (texts or calls):
+            turns.append(Turn(Role.ASSISTANT, "\n".join(texts), tuple(calls)))
+            calls.clear()
+        elif texts:
             turns.append(Turn(Role(role), "\n".join(texts)))
-            texts.clear()
+        texts.clear()
 
     for j, block in enumerate(content):
         at = f"{where}.content[{j}]"
         kind = block.get("type") if isinstance(block, dict) else None
         if kind == "text":
             texts.append(_block_text(block, at))
-        elif kind == "tool_use" and role == "assistant":
+        elif role == "assistant" and kind in ("tool_use", *_SERVER_CALLS):
             call_id, name = block.get("id"), block.get("name")
             if not isinstance(call_id, str) or not call_id:
-                raise MalformedResult(f"{at}.id: a tool_use needs a non-empty string id, got {_short(call_id)}")
+                raise MalformedResult(f"{at}.id: a {kind} needs a non-empty string id, got {_short(call_id)}")
             if not isinstance(name, str) or not name:
-                raise MalformedResult(f"{at}.name: a tool_use needs a non-empty string name, got {_short(name)}")
+                raise MalformedResult(f"{at}.name: a {kind} needs a non-empty string name, got {_short(name)}")
             calls.append(ToolCall(call_id, name, _arguments_of(block.get("input", {}), at)))
-        elif kind == "tool_result" and role == "user":
+        elif (role == "user" and kind == "tool_result") or (role == "assistant" and _server_result(kind)):
             call_id = block.get("tool_use_id")
             if not isinstance(call_id, str) or not call_id:
-                raise MalformedResult(f"{at}.tool_use_id: a tool_result needs a non-empty string, got {_short(call_id)}")
-            flush_text()
+                raise MalformedResult(f"{at}.tool_use_id: a {kind} needs a non-empty string, got {_short(call_id)}")
+            flush()
             turns.append(Turn(Role.TOOL, _result_text(block.get("content"), at), (), call_id))
-        elif kind in ("image", "document", "thinking", "redacted_thinking"):
+        elif kind in UNREAD_BLOCKS:
             continue  # carries nothing the oracles read
         else:
-            allowed = "text, tool_use" if role == "assistant" else "text, tool_result"
+            allowed = "text, tool_use, a server tool's use or result" if role == "assistant" else "text, tool_result"
             raise MalformedResult(f"{at}.type: expected one of {allowed} in a {role} message, got {_short(kind)}")
-    if role == "assistant":
-        text = "\n".join(texts)
-        return [Turn(Role.ASSISTANT, text, tuple(calls))] if (text or calls or not content) else []
-    flush_text()
+    flush()
+    if role == "assistant" and not turns and not content:
+        return [Turn(Role.ASSISTANT, "")]
     return turns
 
 
@@ -271,11 +300,40 @@ def _message_text(item: dict[str, Any], where: str) -> str:
     return "\n".join(texts)
 
 
+#: Items that carry nothing the oracles read (reasoning, an opaque compaction, a reference to an earlier item):
+#: skipped when read. ``mcp_list_tools`` and approvals are bookkeeping of a connector, not the conversation.
+UNREAD_ITEMS = ("reasoning", "compaction", "compaction_summary", "item_reference", "ghost_snapshot", "mcp_list_tools",
+                "mcp_approval_request", "mcp_approval_response")
+#: The fields of a call item that say what it asked for, tried in order (``function_call`` has ``arguments``).
+_CALL_INPUTS = ("arguments", "input", "action", "operation", "query", "queries", "code")
+#: The fields of a server-side call item that hold its result.
+_SERVER_OUTPUTS = ("output", "outputs", "results", "result", "error")
+
+
+def _call_item(kind: Any) -> bool:
+    return isinstance(kind, str) and kind.endswith("_call")
+
+
+def _output_item(kind: Any) -> bool:
+    return isinstance(kind, str) and kind.endswith("_call_output")
+
+
 def _responses_turns(items: Any) -> tuple[Turn, ...]:
+    return tuple(turn for turn, _ in responses_turns(items))
+
+
+def responses_turns(items: Any) -> list[tuple[Turn, int]]:
+    """Responses items as turns, each with the index of the item that opened it. A call item
+    (``function_call``, ``custom_tool_call``, ``local_shell_call``, ``computer_call``, any ``*_call`` with a
+    ``call_id``) is a call, joined to the assistant message or calls right before it; a ``*_call_output`` is
+    its result. A server-side call (``web_search_call``, ``mcp_call``: no ``call_id``, its result in the item
+    itself) is a call and its result."""
     if isinstance(items, dict | str) or not isinstance(items, Sequence):
         raise MalformedResult(f"expected a list of Responses input items, got {_short(items)}")
     turns: list[Turn] = []
+    opened: list[int] = []  # per turn, the item it was read from (its first, for calls joined to one turn)
     for i, item in enumerate(items):
+        opened += [i - 1] * (len(turns) - len(opened))  # the turns the item before this one opened
         where = f"items[{i}]"
         kind = item.get("type", "message" if isinstance(item, dict) and "role" in item else None) \
             if isinstance(item, dict) else None
@@ -284,40 +342,78 @@ def _responses_turns(items: Any) -> tuple[Turn, ...]:
             if role not in ("system", "developer", "user", "assistant"):
                 raise MalformedResult(f"{where}.role: expected system, developer, user or assistant, got {_short(role)}")
             turns.append(Turn(Role.SYSTEM if role == "developer" else Role(role), _message_text(item, where)))
-        elif kind == "function_call":
-            call_id, name, arguments = item.get("call_id"), item.get("name"), item.get("arguments", "{}")
+        elif _output_item(kind):
+            call_id = item.get("call_id")
             if not isinstance(call_id, str) or not call_id:
-                raise MalformedResult(f"{where}.call_id: a function_call needs a non-empty string, got {_short(call_id)}")
-            if not isinstance(name, str) or not name:
-                raise MalformedResult(f"{where}.name: a function_call needs a non-empty string, got {_short(name)}")
-            if not isinstance(arguments, str):
-                raise MalformedResult(f"{where}.arguments: expected JSON text, got {_short(arguments)}")
-            call = ToolCall(call_id, name, arguments)
+                raise MalformedResult(f"{where}.call_id: a {kind} needs a non-empty string, got {_short(call_id)}")
+            turns.append(Turn(Role.TOOL, _output_text(item.get("output"), f"{where}.output"), (), call_id))
+        elif _call_item(kind) and "call_id" in item:
+            call = ToolCall(_nonempty(item, "call_id", kind, where), _call_name(item, kind, where),
+                            _call_input(item, kind, where))
             last = turns[-1] if turns else None
             if last is not None and last.role is Role.ASSISTANT and _open_for_calls(items, i):
                 turns[-1] = Turn(Role.ASSISTANT, last.text, (*last.tool_calls, call))
             else:
                 turns.append(Turn(Role.ASSISTANT, "", (call,)))
-        elif kind == "function_call_output":
-            call_id, output = item.get("call_id"), item.get("output")
-            if not isinstance(call_id, str) or not call_id:
-                raise MalformedResult(f"{where}.call_id: a function_call_output needs a non-empty string, "
-                                      f"got {_short(call_id)}")
-            if isinstance(output, list):
-                output = _message_text({"content": output}, f"{where}.output")
-            if not isinstance(output, str):
-                raise MalformedResult(f"{where}.output: expected a string, got {_short(output)}")
-            turns.append(Turn(Role.TOOL, output, (), call_id))
-        elif kind in ("reasoning",):
+        elif _call_item(kind):  # server-side: the call and its result in one item
+            call_id = _nonempty(item, "id", kind, where)
+            turns.append(Turn(Role.ASSISTANT, "", (ToolCall(call_id, _call_name(item, kind, where),
+                                                            _call_input(item, kind, where)),)))
+            result = {k: item[k] for k in _SERVER_OUTPUTS if item.get(k) is not None}
+            shown = result["output"] if set(result) == {"output"} else result
+            turns.append(Turn(Role.TOOL, _output_text(shown, where), (), call_id))
+        elif kind in UNREAD_ITEMS:
             continue
         else:
-            raise MalformedResult(f"{where}.type: expected message, function_call or function_call_output, "
-                                  f"got {_short(kind)}")
-    return tuple(turns)
+            raise MalformedResult(f"{where}.type: expected message, a call (function_call, custom_tool_call, ...) or "
+                                  f"its output, got {_short(kind)}")
+    opened += [len(items) - 1] * (len(turns) - len(opened))
+    return list(zip(turns, opened))
+
+
+def _nonempty(item: dict[str, Any], key: str, kind: str, where: str) -> str:
+    value = item.get(key)
+    if not isinstance(value, str) or not value:
+        raise MalformedResult(f"{where}.{key}: a {kind} needs a non-empty string, got {_short(value)}")
+    return value
+
+
+def _call_name(item: dict[str, Any], kind: str, where: str) -> str:
+    """A call's tool name: its ``name`` where the item has one (a function, a custom tool, an MCP tool), else
+    its type without ``_call`` (``local_shell``, ``computer``, ``web_search``)."""
+    if kind in ("function_call", "custom_tool_call") or "name" in item:
+        return _nonempty(item, "name", kind, where)
+    return kind.removesuffix("_call")
+
+
+def _call_input(item: dict[str, Any], kind: str, where: str) -> str:
+    """What a call asked for, as text: a function's JSON arguments and a custom tool's input as they are, any
+    other item's action (or query, code) as JSON."""
+    for key in _CALL_INPUTS:
+        value = item.get(key)
+        if value is None:
+            continue
+        if isinstance(value, str) and key in ("arguments", "input"):
+            return value
+        if key == "arguments" and kind == "function_call":
+            raise MalformedResult(f"{where}.arguments: expected JSON text, got {_short(value)}")
+        return _json_text(value, f"{where}.{key}")
+    return "{}"
+
+
+def _output_text(output: Any, where: str) -> str:
+    """A call's output as text: a string, content parts (text joined, images left out), or JSON."""
+    if isinstance(output, str):
+        return output
+    if output is None:
+        return ""
+    if isinstance(output, list):
+        return _message_text({"content": output}, where)
+    return _json_text(output, where)
 
 
 def _open_for_calls(items: Sequence[Any], i: int) -> bool:
-    """Whether item ``i`` (a function call) directly follows an assistant message or another call of it."""
+    """Whether item ``i`` (a call) directly follows an assistant message or another call of it."""
     previous = items[i - 1] if i > 0 else None
-    return isinstance(previous, dict) and (previous.get("type") == "function_call" or (
+    return isinstance(previous, dict) and ((_call_item(previous.get("type")) and "call_id" in previous) or (
         previous.get("type", "message") == "message" and previous.get("role") == "assistant"))

@@ -8,7 +8,9 @@ so the ledger stays exact: nothing is ever read back out of the team's prose.
 ``Background.occurs`` lets the generator refuse a literal the background
 already contains, which would otherwise count as "kept" by accident.
 
-What loading keeps, and why:
+A file is read as the tool that wrote it writes it (``harness._base._logs``:
+Claude Code and Codex JSONL, Agents SDK items, Anthropic bodies, LangChain dumps,
+chat messages), recognised by its content. What loading keeps, and why:
 
 * ``system`` (and ``developer``) messages are dropped: a session's system
   prompt is configuration, not conversation.
@@ -22,6 +24,7 @@ What loading keeps, and why:
 * Everything kept is byte-exact, except call ids: ``units`` renumbers them
   ``bg-00001``, ``bg-00002``, ... so they are unique in the output and can never
   look like a fact's call id (``call_`` and 12 hex digits).
+* What a turn has no place for (thinking blocks, images) is counted in ``left_out``.
 """
 
 from __future__ import annotations
@@ -29,15 +32,15 @@ from __future__ import annotations
 import hashlib
 import random
 import stat
+from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from collections.abc import Iterable
-from typing import Any
 
-from harness._base._errors import InvalidArgument, MalformedResult, SchemaError
-from harness._base._files import DEFAULT_MAX_FILE_MB, parse_json, read_json_file
+from harness._base._errors import InvalidArgument, SchemaError
+from harness._base._files import DEFAULT_MAX_FILE_MB
+from harness._base._logs import SessionLog, read_log
 from harness._base._model import Role, ToolCall, Turn
-from harness._base._protocol import result_from_return
 from strategies._internal._filler import filler_units
 
 __all__ = ["Background", "load_background"]
@@ -45,7 +48,6 @@ __all__ = ["Background", "load_background"]
 Unit = tuple[Turn, ...]
 
 _SUFFIXES = (".json", ".jsonl")
-_SESSION_SHAPE = 'a non-empty list of chat messages (or {"messages": [...]})'
 
 
 @dataclass(frozen=True)
@@ -54,11 +56,15 @@ class Background:
 
     ``fingerprint`` is a sha256 over the files' contents in load order: a run
     that records it can tell whether it is reproduced with the same background.
+    ``formats`` says what each file was read as (``harness._base._logs.LOG_FORMATS``), ``left_out`` what the
+    sessions held that no turn carries (thinking blocks, images), counted by kind.
     """
 
     sessions: tuple[tuple[Unit, ...], ...]
     sources: tuple[str, ...]
     fingerprint: str
+    formats: tuple[str, ...] = ()
+    left_out: tuple[tuple[str, int], ...] = ()
     _haystack: str = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -105,31 +111,37 @@ class Background:
 
 
 def load_background(path: str | Path, *, max_mb: float = DEFAULT_MAX_FILE_MB) -> Background:
-    """Sessions from a ``.json`` file (one session), a ``.jsonl`` file (one per line), or a folder of them.
+    """Sessions from a log file, or from every ``*.json`` and ``*.jsonl`` file under a folder.
 
-    A folder is read non-recursively, its ``*.json`` and ``*.jsonl`` files in
-    name order (hidden files skipped). A session is a list of OpenAI-style chat
-    messages or ``{"messages": [...]}``. Any problem is a ``SchemaError`` (or,
-    for the path itself, ``InvalidArgument``) naming the file, line and field.
+    A file is read in whatever format it is (``harness._base._logs``): a Claude Code session, a Codex
+    rollout, Agents SDK items, an Anthropic body, a LangChain dump, chat messages (a ``.jsonl`` of those
+    holds a session per line). A folder is read with its sub-folders (Codex keeps its rollouts by date),
+    in path order, hidden files and folders skipped. Any problem is a ``SchemaError`` (or, for the path
+    itself, ``InvalidArgument``) naming the file, line and field.
     """
     files = _files(Path(path))
     sessions: list[tuple[Unit, ...]] = []
+    formats: list[str] = []
+    left_out: Counter = Counter()
     digest = hashlib.sha256()
     for file in files:
         raw = _read_bytes(file, max_mb)
         digest.update(hashlib.sha256(raw).digest())  # hash of hashes: file boundaries count
-        if file.suffix == ".json":
-            sessions.append(_session(read_json_file(file, max_mb=max_mb), source=str(file)))
-        else:
-            sessions += _jsonl_sessions(raw, source=str(file))
-    return Background(tuple(sessions), tuple(str(f) for f in files), digest.hexdigest())
+        logs = read_log(raw, source=str(file))
+        formats.append(logs[0].format)
+        for log in logs:
+            sessions.append(_units(log))
+            left_out.update(dict(log.left_out))
+    return Background(tuple(sessions), tuple(str(f) for f in files), digest.hexdigest(), tuple(formats),
+                      tuple(sorted(left_out.items())))
 
 
 def _files(path: Path) -> list[Path]:
     if not path.exists():
         raise InvalidArgument(f"background {str(path)!r}: no such file or directory")
     if path.is_dir():
-        files = sorted(p for p in path.iterdir() if p.suffix in _SUFFIXES and not p.name.startswith("."))
+        files = sorted(p for p in path.rglob("*") if p.suffix in _SUFFIXES and not p.is_dir()
+                       and not any(part.startswith(".") for part in p.relative_to(path).parts))
         if not files:
             raise InvalidArgument(f"background {str(path)!r}: the directory has no *.json or *.jsonl file")
         return files
@@ -154,45 +166,17 @@ def _read_bytes(path: Path, max_mb: float) -> bytes:
                           source=source) from None
 
 
-def _jsonl_sessions(raw: bytes, *, source: str) -> list[tuple[Unit, ...]]:
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = raw[: exc.start].count(b"\n") + 1
-        raise SchemaError("<root>", "UTF-8 text", f"an invalid byte at offset {exc.start}",
-                          source=f"{source}, line {line}") from None
-    sessions = []
-    # Split on "\n" only: JSON strings may hold U+2028 and friends, which splitlines() would cut at.
-    for number, line in enumerate(text.split("\n"), start=1):
-        if not line.strip():
-            continue
-        where = f"{source}, line {number}"
-        data = parse_json(line, source=where, expected="valid JSON, one session per line")
-        sessions.append(_session(data, source=where))
-    if not sessions:
-        raise SchemaError("<root>", "at least one line holding a session", "only blank lines", source=source)
-    return sessions
-
-
-def _session(data: Any, *, source: str) -> tuple[Unit, ...]:
-    """One session's messages as units (see the module docstring for what is kept)."""
-    field_name = "<root>"
-    if isinstance(data, dict) and "messages" in data:
-        data, field_name = data["messages"], "messages"
-    if not isinstance(data, list) or not data:
-        raise SchemaError(field_name, _SESSION_SHAPE, data, source=source)
-    try:
-        turns = result_from_return(data).messages  # "message [i]" in its errors indexes the list of messages
-    except MalformedResult as exc:
-        raise SchemaError.from_malformed(exc, source=source) from None
-    for index, turn in enumerate(turns):  # text the harness cannot write to a cache, a report or a worker
+def _units(log: SessionLog) -> tuple[Unit, ...]:
+    """One session's turns as units (see the module docstring for what is kept)."""
+    for logged in log.turns:  # text the harness cannot write to a cache, a report or a worker
+        turn = logged.turn
         for name, value in (("content", turn.text), *((f"tool_calls[{n}]", c.name + c.arguments + c.id)
                                                        for n, c in enumerate(turn.tool_calls))):
             try:
                 value.encode("utf-8")
             except UnicodeEncodeError as exc:
-                raise SchemaError(f"message [{index}].{name}", "valid Unicode text",
-                                  f"a lone surrogate at character {exc.start}", source=source) from None
+                raise SchemaError(f"{logged.field}.{name}", "valid Unicode text",
+                                  f"a lone surrogate at character {exc.start}", source=logged.source) from None
     units: list[Unit] = []
     group: list[Turn] = []  # the open call turn and its results so far
 
@@ -203,15 +187,16 @@ def _session(data: Any, *, source: str) -> tuple[Unit, ...]:
                 units.append(unit)
             group.clear()
 
-    for index, turn in enumerate(turns):
+    for logged in log.turns:
+        turn = logged.turn
         if turn.role is Role.TOOL:
             pending = [c.id for c in group[0].tool_calls] if group else []
             for answered in group[1:]:
                 pending.remove(answered.tool_call_id)
             if turn.tool_call_id not in pending:
-                raise SchemaError(f"message [{index}].tool_call_id",
+                raise SchemaError(logged.tie,
                                   "the id of an unanswered call of the assistant turn just before it",
-                                  turn.tool_call_id, source=source)
+                                  turn.tool_call_id, source=logged.source)
             group.append(turn)
             continue
         close()
@@ -220,15 +205,15 @@ def _session(data: Any, *, source: str) -> tuple[Unit, ...]:
         if turn.tool_calls:
             ids = [c.id for c in turn.tool_calls]
             if len(set(ids)) != len(ids):
-                raise SchemaError(f"message [{index}].tool_calls", "call ids unique within the message",
-                                  ids, source=source)
+                raise SchemaError(logged.tie, "call ids unique within the message",
+                                  ids, source=logged.source)
             group.append(turn)
         else:
             units.append((turn,))
     close()
     if not units:
         raise SchemaError("<root>", "at least one user, assistant or answered tool message (system prompts "
-                          "and calls with no result are dropped)", "none", source=source)
+                          "and calls with no result are dropped)", "none", source=log.source)
     return tuple(units)
 
 

@@ -168,7 +168,7 @@ def _compare(args, outputs: Outputs) -> ExitCode:
     if args.corpus is not None and not os.path.isdir(args.corpus):
         raise PathError(f"--corpus {args.corpus!r}: no such directory (compare replays an existing corpus)")
     configs = [run_config(args, summarizer=spec, prompt=prompt, examples=args.examples, seed=args.seed,
-                          max_turns=args.max_turns, jobs=args.jobs, shard=args.shard
+                          max_turns=args.max_turns, jobs=args.jobs, shard=args.shard, background=args.background
                           ).but(summarizer_version=_side_version(args.summarizer_version, spec, prompt, specs))
                for spec, prompt in sides]
     labels = [f"{spec} --prompt {prompt}" if len(set(prompts)) > 1 else spec for spec, prompt in sides]

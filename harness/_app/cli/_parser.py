@@ -257,6 +257,13 @@ def _shard(text: str) -> tuple[int, int]:
     return shard
 
 
+def _add_background_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--background", metavar="PATH",
+                   help="your own session logs as the filler, read as your tools write them (Claude Code or Codex "
+                        "JSONL, Agents SDK items, an Anthropic body, a LangChain dump, chat messages): a file or a "
+                        "folder of *.json and *.jsonl files; our obligations are planted between their turns")
+
+
 def _add_sharing_options(p: argparse.ArgumentParser) -> None:
     """Splitting one night's run over machines, and what they share (``harness._app.running._database``)."""
     p.add_argument("--shard", type=_shard, default=None, metavar="K/N",
@@ -293,9 +300,7 @@ def build_parser() -> argparse.ArgumentParser:
                      help="declare a reader of the compacted context and the invariant classes (oracle ids) it relies "
                           "on, e.g. router=handle-retained,closure; a result the oracles did not verify for it is a "
                           "consumer-requirements violation (repeatable)")
-    run.add_argument("--background", metavar="PATH",
-                     help="your own session logs as the filler: a .json file (one session), a .jsonl file (one "
-                          "session per line) or a directory of them; our obligations are planted between them")
+    _add_background_option(run)
     _add_sharing_options(run)
 
     fuzz = _command(sub, parser, "fuzz", help="coverage-guided fuzzing of a Python summarizer's own code (atheris); "
@@ -346,6 +351,7 @@ def build_parser() -> argparse.ArgumentParser:
                            help=f"longest transcript to generate (default {DEFAULT_MAX_TURNS})")
     comparing.add_argument("--jobs", type=_whole_number("--jobs"), default=1, metavar="K",
                            help="judge up to K sessions at once per summarizer (default 1)")
+    _add_background_option(comparing)
     comparing.add_argument("--corpus", metavar="DIR", help="also replay this corpus with every summarizer")
     comparing.add_argument("--shard", type=_shard, default=None, metavar="K/N",
                            help="judge only the K-th of N disjoint parts of the seed's examples, on every side")
