@@ -18,6 +18,7 @@ from strategies._internal._background import Background, load_background
 from strategies._internal._expand import expand
 from strategies._internal._kinds import KindGenerator
 from strategies._internal._literals import make_literal
+from strategies._internal._sizing import DEFAULT_MAX_WINDOWS, DEFAULT_TRIGGER
 from strategies._internal._skeleton import (
     PRIMARY_KINDS,
     Anchor,
@@ -42,6 +43,8 @@ from strategies._internal._strategies import (
 )
 
 __all__ = [
+    "DEFAULT_MAX_WINDOWS",
+    "DEFAULT_TRIGGER",
     "MAX_TURNS_PER_DECOY",
     "MAX_TURNS_PER_FACT",
     "PRIMARY_KINDS",

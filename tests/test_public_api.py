@@ -33,6 +33,7 @@ def test_harness_public_names():
 
 def test_strategies_public_names():
     assert sorted(strategies.__all__) == sorted([
+        "DEFAULT_MAX_WINDOWS", "DEFAULT_TRIGGER",
         "MAX_TURNS_PER_DECOY", "MAX_TURNS_PER_FACT", "PRIMARY_KINDS", "Anchor", "Background", "Cut", "DecoyKind",
         "DecoySpec", "EffectSpec", "FactSpec", "KindGenerator", "Skeleton", "cuts", "decoys", "effects", "expand", "facts",
         "load_background",

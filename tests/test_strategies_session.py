@@ -275,9 +275,9 @@ def test_effect_and_tightening_sizes_are_validated(kwargs, message):
 
 @_FAST
 @given(_GOVERNED_SKELETONS)
-def test_a_version_three_skeleton_round_trips_through_json(skeleton):
+def test_a_current_skeleton_round_trips_through_json(skeleton):
     data = json.loads(json.dumps(skeleton_to_dict(skeleton)))
-    assert data["schema_version"] == 3
+    assert data["schema_version"] == 4
     assert skeleton_from_dict(data) == skeleton
     assert expand(skeleton_from_dict(data)) == expand(skeleton)
 
@@ -332,20 +332,44 @@ _V3 = Skeleton(seed=4, length=30, facts=(_PROHIBITION(),), effects=(EffectSpec(0
     ({"tightenings": [{"share": 500}]}, "tightenings[0].round", "required"),
     ({"tightenings": [{"round": 2, "share": 500}, {"round": 2, "share": 400}]}, "tightenings", "strictly increasing"),
     ({"effects": None}, "effects", "a list"),
-    ({"schema_version": 4}, "schema_version", "one of [1, 2, 3]"),
+    ({"schema_version": 5}, "schema_version", "one of [1, 2, 3, 4]"),
+    ({"tokens": -5}, "tokens", "an integer >= 0"),
+    ({"output_cap": "big"}, "output_cap", "an integer"),
 ])
-def test_a_bad_version_three_document_is_refused_naming_the_field(change, field, message):
+def test_a_bad_current_document_is_refused_naming_the_field(change, field, message):
     data = {**skeleton_to_dict(_V3), **change}
     with pytest.raises(SchemaError, match=re.escape(f"field {field!r}") + ".*" + re.escape(message)):
         skeleton_from_dict(data)
 
 
 @pytest.mark.parametrize("missing", ["facts", "cuts", "decoys", "effects", "tightenings"])
-def test_a_version_three_document_lists_every_part(missing):
+def test_a_current_document_lists_every_part(missing):
     data = skeleton_to_dict(_V3)
     del data[missing]
-    with pytest.raises(SchemaError, match=re.escape(f"field {missing!r}") + ".*schema_version 3"):
+    with pytest.raises(SchemaError, match=re.escape(f"field {missing!r}") + ".*schema_version 4"):
         skeleton_from_dict(data)
+
+
+def test_a_version_three_document_reads_as_one_sized_by_turns_and_refuses_sizes():
+    data = {**skeleton_to_dict(_V3), "schema_version": 3}
+    del data["tokens"], data["output_cap"]
+    skeleton = skeleton_from_dict(data)
+    assert skeleton.version == 3 and skeleton.tokens == skeleton.output_cap == 0
+    assert skeleton_to_dict(skeleton) == data
+    with pytest.raises(SchemaError, match=re.escape("field 'tokens'") + ".*schema_version 3 has none"):
+        skeleton_from_dict({**data, "tokens": 9000})
+
+
+def test_a_skeleton_sized_in_tokens_holds_them_in_real_sized_tool_results():
+    sized = replace(_V3, length=5000, tokens=60_000, output_cap=8_000)
+    transcript = expand(sized)
+    from harness._base._tokens import message_tokens
+    total = sum(message_tokens(t) for t in transcript.turns)
+    results = [message_tokens(t) for t in transcript.turns if t.role.value == "tool"]
+    assert 60_000 <= total <= 60_000 + 8_000 + 2_000  # filler stops at the target; the last unit may overshoot
+    assert max(results) <= 8_000 + 40 and sorted(results)[len(results) // 2] >= 100
+    assert len(transcript.turns) < 5000 and expand(sized) == transcript
+    assert skeleton_from_dict(json.loads(json.dumps(skeleton_to_dict(sized)))) == sized
 
 
 _PARTS = {"decoys": [{"kind": "near_miss"}], "effects": [{"target": 1}], "tightenings": [{"round": 2, "share": 500}]}
@@ -368,7 +392,9 @@ def test_an_older_document_with_parts_of_a_later_version_is_refused(version, key
     (lambda: EffectSpec(variant=True), "EffectSpec variant=True"),
     (lambda: Skeleton(0, 5, effects=(3,)), "Skeleton effects must be EffectSpecs"),
     (lambda: Skeleton(0, 5, tightenings=(Tightening(2, 500), Tightening(1, 400))), "strictly increasing round"),
-    (lambda: Skeleton(0, 5, version=4), "Skeleton version=4"),
+    (lambda: Skeleton(0, 5, version=5), "Skeleton version=5"),
+    (lambda: Skeleton(0, 5, tokens=-1), "Skeleton tokens=-1"),
+    (lambda: Skeleton(0, 5, output_cap=900, version=3), "a version 3 skeleton has no output_cap"),
 ])
 def test_effect_specs_and_skeletons_validate(build, message):
     with pytest.raises(InvalidArgument, match=re.escape(message)):

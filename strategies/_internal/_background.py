@@ -41,7 +41,7 @@ from harness._base._errors import InvalidArgument, SchemaError
 from harness._base._files import DEFAULT_MAX_FILE_MB
 from harness._base._logs import SessionLog, read_log
 from harness._base._model import Role, ToolCall, Turn
-from strategies._internal._filler import filler_units
+from strategies._internal._filler import filler_units, unit_tokens
 
 __all__ = ["Background", "load_background"]
 
@@ -79,16 +79,20 @@ class Background:
         """Whether ``literal`` appears in the background's text (content, call names and arguments), any case."""
         return literal.casefold() in self._haystack
 
-    def units(self, seed: int, count: int, avoid: Iterable[str] = ()) -> list[Unit]:
-        """Exactly ``count`` turns of background, in real conversation order, as units never split.
+    def units(self, seed: int, count: int, avoid: Iterable[str] = (), *, tokens: int = 0,
+              output_cap: int = 0) -> list[Unit]:
+        """Exactly ``count`` turns of background (or, with ``tokens``, units until they hold that many tokens,
+        at most ``count`` turns), in real conversation order, as units never split.
 
         The seed picks the session order and where in the first session to start;
         the walk goes on through the following sessions and wraps around. When
         the room left is smaller than the next unit, later units that fit are
-        taken instead; when none fits, the rest is synthetic filler.
+        taken instead; when none fits, the rest is synthetic filler (its tool results
+        under ``output_cap``, as ``filler_units`` draws them).
         """
-        if isinstance(count, bool) or not isinstance(count, int) or count < 0:
-            raise InvalidArgument(f"count={count!r}: expected a number of turns >= 0")
+        for name, value in (("count", count), ("tokens", tokens)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise InvalidArgument(f"{name}={value!r}: expected a number >= 0")
         rng = random.Random(seed)
         order = list(range(len(self.sessions)))
         rng.shuffle(order)
@@ -96,17 +100,19 @@ class Background:
         position = rng.randrange(len(self.sessions[order[0]]))
         smallest = min(len(unit) for unit in ring)
         out: list[Unit] = []
-        room = count
+        room, held = count, 0
         next_id = 0
-        while room >= smallest:
+        while room >= smallest and (not tokens or held < tokens):
             while len(ring[position]) > room:  # ends: some unit of length <= room exists
                 position = (position + 1) % len(ring)
             unit, next_id = _renumbered(ring[position], next_id)
             out.append(unit)
             room -= len(unit)
+            if tokens:
+                held += unit_tokens(unit)
             position = (position + 1) % len(ring)
-        if room:
-            out += filler_units(seed, room, avoid=avoid)
+        if room and (not tokens or held < tokens):
+            out += filler_units(seed, room, avoid=avoid, output_cap=output_cap, tokens=max(0, tokens - held))
         return out
 
 

@@ -319,10 +319,22 @@ def _schedule_effect(planned: _PlannedEffect, target: list[_Event], filler: int)
     planned.event.offset = start + planned.position * (end - start) // 1000
 
 
+def _filler(skeleton: Skeleton, count: int, literals: set[str], background: Any) -> list[tuple[Turn, ...]]:
+    """The filler units: ``count`` turns of them, or, for a skeleton sized in tokens, units until they hold
+    ``skeleton.tokens`` (at most ``count`` turns); the team's logs where there is a background."""
+    if background is None:
+        return filler_units(skeleton.seed, count, avoid=literals, output_cap=skeleton.output_cap,
+                            tokens=skeleton.tokens)
+    if skeleton.tokens:
+        return background.units(skeleton.seed, count, avoid=literals, tokens=skeleton.tokens,
+                                output_cap=skeleton.output_cap)
+    return background.units(skeleton.seed, count, avoid=literals)
+
+
 def _placed(skeleton: Skeleton, events: list[list[_Event]], decoys: list[tuple[_Event, bool, int]],
-            effects: list[_PlannedEffect], flat: list[_Event], filler: int, literals: set[str],
-            background: Any) -> list[Turn]:
-    """Every event scheduled in ``filler`` turns of filler, and the turns they make (``placed_at`` set)."""
+            effects: list[_PlannedEffect], flat: list[_Event], units: list[tuple[Turn, ...]]) -> list[Turn]:
+    """Every event scheduled in the filler ``units``, and the turns they make (``placed_at`` set)."""
+    filler = sum(len(unit) for unit in units)
     for spec, per_spec in zip(skeleton.facts, events):
         _schedule(spec, per_spec, filler)
     for event, after_fate, position in decoys:
@@ -330,10 +342,6 @@ def _placed(skeleton: Skeleton, events: list[list[_Event]], decoys: list[tuple[_
     for planned in effects:
         _schedule_effect(planned, events[planned.event.spec], filler)
 
-    if background is None:
-        units = filler_units(skeleton.seed, filler, avoid=literals)
-    else:
-        units = background.units(skeleton.seed, filler, avoid=literals)
     starts, total = [], 0
     for unit in units:
         starts.append(total)
@@ -387,10 +395,12 @@ def expand(skeleton: Skeleton, *, background: Any = None) -> Transcript:
                     + sum(len(p.event.turns) for p in effects))
     filler = max(0, skeleton.length - placed_turns)
     flat = [e for per_spec in events for e in per_spec] + [e for e, _, _ in decoys] + [p.event for p in effects]
-    turns = _placed(skeleton, events, decoys, effects, flat, filler, literals, background)
+    units = _filler(skeleton, filler, literals, background)
+    turns = _placed(skeleton, events, decoys, effects, flat, units)
     if _needs_opener(turns):  # one turn of filler fewer makes room for the user's opening message
         if filler:
-            turns = _placed(skeleton, events, decoys, effects, flat, filler - 1, literals, background)
+            units = _filler(skeleton, filler - 1, literals, background)
+            turns = _placed(skeleton, events, decoys, effects, flat, units)
         _open_with_user(turns, flat, literals)  # even if the first turn is the user's now: the length is kept
 
     anchors = _anchors(events)

@@ -34,12 +34,14 @@ __all__ = [
     "skeleton_from_dict",
 ]
 
-SKELETON_VERSION = 3
-# Version 1 had no decoys, version 2 no effects or tightenings; both still read, as skeletons
-# without them (and keep their version, so they write back as they were).
-_READABLE_VERSIONS = (1, 2, 3)
+SKELETON_VERSION = 4
+# Version 1 had no decoys, version 2 no effects or tightenings, version 3 no size in tokens; all still read,
+# as skeletons without them (and keep their version, so they write back as they were).
+_READABLE_VERSIONS = (1, 2, 3, 4)
 # The lists each version may carry beyond facts and cuts, and the version that introduced each.
 _SINCE = {"decoys": 2, "effects": 3, "tightenings": 3}
+# The sizes version 4 added: a session's filler in tokens and the largest tool result, 0 when sized by turns.
+_SIZES_SINCE = 4
 
 # The built-in kinds a spec can place directly, in the order the default strategy
 # offers them. Retractions and supersessions happen *to* one of these, so they
@@ -195,9 +197,12 @@ class Skeleton:
     """Everything a transcript is expanded from. ``length`` is the target turn count.
 
     ``effects`` plan irreversible tool calls governed by facts; ``tightenings`` (copied to the
-    transcript) lower the budget from a compaction round on. ``version`` is the skeleton schema
-    version it was written for: a version 1 skeleton has no decoys, a version 2 one no effects
-    or tightenings.
+    transcript) lower the budget from a compaction round on. A session sized to a budget has
+    ``tokens``: its filler is drawn until it holds that many tokens, ``length`` then only the most
+    turns it may take; and ``output_cap``: its tool results are of real size (tens to thousands of
+    tokens), none over the cap. ``version`` is the skeleton schema version it was written for: a
+    version 1 skeleton has no decoys, a version 2 one no effects or tightenings, a version 3 one no
+    sizes.
     """
 
     seed: int
@@ -208,10 +213,19 @@ class Skeleton:
     effects: tuple[EffectSpec, ...] = ()
     tightenings: tuple[Tightening, ...] = ()
     version: int = SKELETON_VERSION
+    tokens: int = 0
+    output_cap: int = 0
 
     def __post_init__(self) -> None:
         if self.length < 1:
             raise InvalidArgument(f"length={self.length}; a transcript needs at least one turn")
+        for name in ("tokens", "output_cap"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise InvalidArgument(f"Skeleton {name}={value!r} must be an int >= 0")
+            if value and self.version < _SIZES_SINCE:
+                raise InvalidArgument(f"a version {self.version} skeleton has no {name} (sizes came in version "
+                                      f"{_SIZES_SINCE})")
         if self.version not in _READABLE_VERSIONS:
             raise InvalidArgument(f"Skeleton version={self.version!r}; expected one of {list(_READABLE_VERSIONS)}")
         for name, cls in (("effects", EffectSpec), ("tightenings", Tightening)):
@@ -253,6 +267,8 @@ def skeleton_to_dict(skeleton: Skeleton) -> dict[str, Any]:
     for name, since in _SINCE.items():
         if skeleton.version < since:
             del out[name]
+    if skeleton.version >= _SIZES_SINCE:
+        out.update(tokens=skeleton.tokens, output_cap=skeleton.output_cap)
     return out
 
 
@@ -311,8 +327,14 @@ def skeleton_from_dict(data: Any, *, source: str = "<document>") -> Skeleton:
     rounds = [t.round for t in tightenings]
     if rounds != sorted(set(rounds)):
         r.fail("tightenings", "rounds in strictly increasing order", rounds)
+    for key in ("tokens", "output_cap"):
+        if version < _SIZES_SINCE and data.get(key):
+            r.fail(key, f"no {key} (schema_version {version} has none; sizes came in version {_SIZES_SINCE})",
+                   data[key])
+    sizes = (r.int("tokens", default=0, minimum=0), r.int("output_cap", default=0, minimum=0)) \
+        if version >= _SIZES_SINCE else (0, 0)
     return r.wrap(Skeleton, r.int("seed", minimum=0), r.int("length", minimum=1), specs, cuts, decoys, effects,
-                  tightenings, version)
+                  tightenings, version, *sizes)
 
 
 def dumps_skeleton(skeleton: Skeleton) -> str:

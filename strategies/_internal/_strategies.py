@@ -20,6 +20,7 @@ from harness._base._kinds import defined_kinds, kind_def, placed_kinds
 from harness._base._model import Consumer, FactKind, Status, Tightening, Transcript
 from strategies._internal._expand import event_turn_count, expand
 from strategies._internal._kinds import call_hook, generator_for, has_generator
+from strategies._internal._sizing import DEFAULT_MAX_WINDOWS, DEFAULT_TRIGGER, MAX_SIZED_TURNS, Sizing
 from strategies._internal._skeleton import Anchor, Cut, DecoyKind, DecoySpec, EffectSpec, FactSpec, Skeleton
 
 __all__ = ["facts", "cuts", "decoys", "effects", "skeletons", "transcripts", "MAX_TURNS_PER_FACT",
@@ -203,8 +204,8 @@ def _check_sizes(**sizes: int) -> None:
 
 def skeletons(
     *,
-    min_turns: int = 20,
-    max_turns: int = 400,
+    min_turns: int | None = None,
+    max_turns: int | None = None,
     facts: st.SearchStrategy[FactSpec] | None = None,
     min_facts: int = 1,
     max_facts: int = 6,
@@ -219,10 +220,19 @@ def skeletons(
     min_effects: int = 0,
     max_effects: int = 2,
     max_tightenings: int = 2,
+    budget: int | None = None,
+    trigger: float = DEFAULT_TRIGGER,
+    min_windows: int = 1,
+    max_windows: int = DEFAULT_MAX_WINDOWS,
 ) -> st.SearchStrategy[Skeleton]:
-    """Skeletons whose expansion has between ``min_turns`` and ``max_turns`` turns.
+    """Skeletons whose expansion has between ``min_turns`` and ``max_turns`` turns (20 and 400 by default),
+    or, with a ``budget``, sessions sized to it.
 
-    About half of them are drawn from the upper half of that range. Decoys are planted
+    Sized by turns, about half of them are drawn from the upper half of that range. Sized to a
+    ``budget``, a session spans ``min_windows`` to ``max_windows`` windows (a window: the tokens from an
+    empty context to the ``trigger`` share of the budget; about half from the upper half of the range),
+    its tool results of real size (tens to thousands of tokens, none over a quarter of a window), and
+    ``max_turns`` (default 50,000) caps its turns; ``min_turns`` does not apply. Decoys are planted
     (``min_decoys`` to ``max_decoys``) where ``max_turns`` leaves room, and so are effects
     (``min_effects`` to ``max_effects``: irreversible tool calls, each governed by a gating field
     or prohibition and placed while it is live; left out of a transcript without one). Decoys are
@@ -232,9 +242,15 @@ def skeletons(
     decreasing from ``TIGHTENING_SHARES``. ``background`` (a ``Background``, see
     ``load_background``) rejects facts whose literals occur in it.
 
-    Shrinks towards ``min_turns``, ``min_facts`` simple facts, ``min_cuts`` cuts, ``min_decoys``
-    near misses, ``min_effects`` effects, no tightenings and seed 0.
+    Shrinks towards ``min_turns`` (or ``min_windows``), ``min_facts`` simple facts, ``min_cuts`` cuts,
+    ``min_decoys`` near misses, ``min_effects`` effects, no tightenings and seed 0.
     """
+    sizing = None
+    if budget is not None:
+        sizing = Sizing(budget, trigger, min_windows, max_windows, MAX_SIZED_TURNS if max_turns is None else max_turns)
+        min_turns = max_turns = sizing.max_turns
+    min_turns = 20 if min_turns is None else min_turns
+    max_turns = 400 if max_turns is None else max_turns
     _check_sizes(min_turns=min_turns, max_turns=max_turns, min_facts=min_facts, max_facts=max_facts,
                  min_cuts=min_cuts, max_cuts=max_cuts, min_decoys=min_decoys, max_decoys=max_decoys,
                  min_effects=min_effects, max_effects=max_effects, max_tightenings=max_tightenings)
@@ -251,10 +267,14 @@ def skeletons(
     @st.composite
     def _skeletons(draw) -> Skeleton:
         seed = draw(st.integers(0, 2**32 - 1))
-        # Half the draws come from the upper half of the range, so a large max_turns really
-        # yields long transcripts; shrinking still prefers the first branch and min_turns.
-        length = draw(st.one_of(st.integers(min_turns, max_turns),
-                                st.integers(max(min_turns, max_turns // 2), max_turns)))
+        if sizing is None:
+            # Half the draws come from the upper half of the range, so a large max_turns really
+            # yields long transcripts; shrinking still prefers the first branch and min_turns.
+            length = draw(st.one_of(st.integers(min_turns, max_turns),
+                                    st.integers(max(min_turns, max_turns // 2), max_turns)))
+            tokens = output_cap = 0
+        else:
+            length, tokens, output_cap = max_turns, draw(sizing.windows()) * sizing.window, sizing.output_cap
         specs = _distinct(draw(st.lists(fact_strategy, min_size=min_facts, max_size=max_facts)), min_facts)
         if background is not None:
             specs = _absent_from(background, specs, min_facts)
@@ -268,7 +288,8 @@ def skeletons(
         tightenings = _tightenings(draw, draw(st.integers(0, max_tightenings)))
 
         def build(length: int) -> Skeleton:
-            return Skeleton(seed, length, tuple(specs), tuple(plan), tuple(planted), tuple(acts), tightenings)
+            return Skeleton(seed, length, tuple(specs), tuple(plan), tuple(planted), tuple(acts), tightenings,
+                            tokens=tokens, output_cap=output_cap)
 
         skeleton = build(length)
         needed = event_turn_count(skeleton)
@@ -322,8 +343,8 @@ def _distinct(specs: list[FactSpec], min_facts: int) -> list[FactSpec]:
 
 def transcripts(
     *,
-    min_turns: int = 20,
-    max_turns: int = 400,
+    min_turns: int | None = None,
+    max_turns: int | None = None,
     facts: st.SearchStrategy[FactSpec] | None = None,
     min_facts: int = 1,
     max_facts: int = 6,
@@ -339,6 +360,10 @@ def transcripts(
     max_effects: int = 2,
     max_tightenings: int = 2,
     consumers: Sequence[Consumer] = (),
+    budget: int | None = None,
+    trigger: float = DEFAULT_TRIGGER,
+    min_windows: int = 1,
+    max_windows: int = DEFAULT_MAX_WINDOWS,
 ) -> st.SearchStrategy[Transcript]:
     """Long transcripts with a ground-truth ledger, expanded from ``skeletons(...)``.
 
@@ -354,7 +379,8 @@ def transcripts(
         min_turns=min_turns, max_turns=max_turns, facts=facts, min_facts=min_facts, max_facts=max_facts,
         cuts=cuts, min_cuts=min_cuts, max_cuts=max_cuts, decoys=decoys, min_decoys=min_decoys,
         max_decoys=max_decoys, background=background, effects=effects, min_effects=min_effects,
-        max_effects=max_effects, max_tightenings=max_tightenings,
+        max_effects=max_effects, max_tightenings=max_tightenings, budget=budget, trigger=trigger,
+        min_windows=min_windows, max_windows=max_windows,
     )
     if not readers:
         return strategy.map(lambda skeleton: expand(skeleton, background=background))
