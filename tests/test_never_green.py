@@ -819,8 +819,8 @@ def test_fewer_examples_than_asked_is_not_green(tmp_path, monkeypatch):
     monkeypatch.setattr(_runner, "find", gives_up_after_two)
     report = tmp_path / "r.json"
     code = main(["run", "--summarizer", "harness.summarizers.identity:summarize", "--skip", "budget-respected",
-                 "--examples", "5", "--max-turns", "60", "--seed", "0", "--quiet", "--inline",
-                 "--report-json", str(report)])
+                 "--examples", "5", "--max-windows", "2", "--max-turns", "60", "--seed", "0", "--quiet", "--inline",
+                 "--report-json", str(report)])  # two windows at most: one stage of exploration
     data = _report(report)
     assert code == 4 and data["examples_run"] == 2
     assert data["incomplete"] == "Hypothesis generated only 2 of 5 examples"

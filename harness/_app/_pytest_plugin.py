@@ -44,7 +44,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--summarizer-save", action="store_true", help="save new minimal failures into the corpus")
     group.addoption("--summarizer-seed", metavar="S", default=None, help="run seed (default: random, shown in the header)")
     group.addoption("--summarizer-budget", metavar="TOKENS", default="2000", help="token budget (default 2000)")
-    group.addoption("--summarizer-max-turns", metavar="T", default="400", help="longest transcript (default 400)")
+    group.addoption("--summarizer-max-windows", metavar="W", default="12",
+                    help="longest session, in windows of the budget up to the trigger (default 12)")
+    group.addoption("--summarizer-max-turns", metavar="T", default=None, help="cap every session at T turns (default: "
+                                                                               "no cap)")
+    group.addoption("--summarizer-trigger", metavar="SHARE", default="0.8",
+                    help="compact when the context passes this share of the budget (default 0.8)")
+    group.addoption("--summarizer-runtime", action="store_true",
+                    help="run sessions as a runtime does: compaction only at the trigger (no planned cuts), one "
+                         "budget throughout (no tightening)")
     group.addoption("--summarizer-extend", metavar="MODULE", action="append", default=[],
                     help="import this module first, for the oracles it registers and the fact kinds it defines "
                          "(repeatable)")
@@ -75,6 +83,17 @@ def _int_option(config: pytest.Config, name: str, minimum: int) -> int:
     return value
 
 
+def _share_option(config: pytest.Config, name: str) -> float:
+    raw = config.getoption(name)
+    try:
+        value = float(raw)
+    except (TypeError, ValueError):
+        value = -1.0
+    if not 0 < value <= 1:
+        raise pytest.UsageError(f"--{name.replace('_', '-')} {raw!r}: expected a share of the budget in (0, 1]")
+    return value
+
+
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", f"{MARKER}: an item of the compaction-harness plugin (run only them "
                                        f"with -m {MARKER})")
@@ -101,8 +120,11 @@ def pytest_configure(config: pytest.Config) -> None:
     if config.getoption("summarizer_dialect") not in DIALECTS:
         raise pytest.UsageError(f"--summarizer-dialect {config.getoption('summarizer_dialect')!r}: "
                                 f"expected one of {', '.join(DIALECTS)}")
-    for name, minimum in (("summarizer_budget", 1), ("summarizer_max_turns", 1)):
+    for name, minimum in (("summarizer_budget", 1), ("summarizer_max_windows", 1)):
         _int_option(config, name, minimum)
+    if config.getoption("summarizer_max_turns") is not None:
+        _int_option(config, "summarizer_max_turns", 1)
+    _share_option(config, "summarizer_trigger")
     if config.getoption("summarizer_fuzz") is not None:
         _int_option(config, "summarizer_fuzz", 1)
     try:  # fail at start-up, naming the option, rather than in every test
@@ -241,8 +263,10 @@ class HarnessItem(pytest.Item):
         cfg = self.config
         chosen = profile(cfg.getoption("summarizer_profile"))
         database = chosen.database.path if getattr(chosen.database, "path", None) else None
+        turns = cfg.getoption("summarizer_max_turns")
         config = self._run_config(examples=chosen.max_examples, seed=cfg.stash[_SEED],
-                                  max_turns=int(cfg.getoption("summarizer_max_turns")),
+                                  max_windows=int(cfg.getoption("summarizer_max_windows")),
+                                  max_turns=None if turns is None else int(turns),
                                   database=str(database) if database else None,
                                   background=cfg.getoption("summarizer_background"))
         corpus = cfg.getoption("summarizer_corpus") if cfg.getoption("summarizer_save") else None
@@ -277,8 +301,11 @@ class HarnessItem(pytest.Item):
         cfg = self.config
         calling = CallOptions(cfg.getoption("summarizer"), protocol=cfg.getoption("summarizer_protocol"),
                               extend=tuple(cfg.getoption("summarizer_extend")))
+        runtime = cfg.getoption("summarizer_runtime")
         judging = Judging(budget=int(cfg.getoption("summarizer_budget")), rules=cfg.getoption("summarizer_rules"),
-                          unclear=cfg.getoption("summarizer_unclear"), dialect=cfg.getoption("summarizer_dialect"))
+                          unclear=cfg.getoption("summarizer_unclear"), dialect=cfg.getoption("summarizer_dialect"),
+                          trigger=float(cfg.getoption("summarizer_trigger")), planned_cuts=not runtime,
+                          tighten=not runtime)
         return RunConfig(calling, Generation(**generation), judging, quiet=True)
 
     def repr_failure(self, excinfo, style=None):

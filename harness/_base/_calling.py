@@ -19,11 +19,20 @@ from harness._base._errors import InfraError, MalformedResult
 from harness._base._protocol import (CompactionRequest, CompactionResult, request_key_material, result_from_return,
                                      result_to_dict)
 
-__all__ = ["DEFAULT_MAX_RESULT_CHARS", "call_once", "checked_result", "output_tail", "valid_text"]
+__all__ = ["DEFAULT_MAX_RESULT_CHARS", "RESULT_CHARS_PER_TOKEN", "result_chars_for", "call_once", "checked_result",
+           "output_tail", "valid_text"]
 
 #: Results larger than this (characters of the result as JSON) are an ``oversized`` infra error:
 #: a context far over any budget, and judging costs time in proportion to its size.
 DEFAULT_MAX_RESULT_CHARS = 2_000_000
+#: ... or, at a budget where that is not far over, this many characters per token of the budget: a compactor
+#: that keeps everything of a twelve-window session stays under it, and one that returns many times more fails.
+RESULT_CHARS_PER_TOKEN = 64
+
+
+def result_chars_for(budget: int) -> int:
+    """The default limit on a result's size (``--max-result-chars``) at ``budget``."""
+    return max(DEFAULT_MAX_RESULT_CHARS, RESULT_CHARS_PER_TOKEN * budget)
 _OUTPUT_TAIL = 2000
 
 

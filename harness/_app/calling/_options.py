@@ -36,7 +36,7 @@ class CallOptions:
     isolation: str = "process"
     cache_dir: str | None = None  # the call cache also kept on disk here
     summarizer_version: str | None = None  # replaces the code fingerprint in cache keys
-    max_result_chars: int = DEFAULT_MAX_RESULT_CHARS
+    max_result_chars: int | None = None  # None: the default at the run's budget (``result_chars_for``)
     redact_env: tuple[str, ...] = ()  # more environment variables whose values never reach a file
     extend: tuple[str, ...] = ()  # modules imported beside the summarizer, for the kinds and oracles they define
     base_url: str | None = None  # openai: the chat-completions endpoint's base URL
@@ -52,7 +52,7 @@ class CallOptions:
             raise InvalidArgument(f"isolation={self.isolation!r}: expected 'process' or 'inline'")
         if not self.timeout > 0:
             raise InvalidArgument(f"--timeout {self.timeout!r}: expected a number of seconds > 0")
-        if self.max_result_chars < 1:
+        if self.max_result_chars is not None and self.max_result_chars < 1:
             raise InvalidArgument(f"--max-result-chars {self.max_result_chars!r}: expected a positive number")
         if self.jobs < 1:
             raise InvalidArgument(f"--jobs {self.jobs!r}: expected a whole number >= 1")

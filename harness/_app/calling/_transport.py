@@ -76,7 +76,8 @@ class Setup:
            load_timeout: float = DEFAULT_LOAD_TIMEOUT) -> Setup:
         """The adapters' part of ``options``."""
         return cls(protocol=options.protocol, recorded_protocol=recorded_protocol,
-                   max_result_chars=options.max_result_chars, redactor=redactor, load_timeout=load_timeout,
+                   max_result_chars=options.max_result_chars or DEFAULT_MAX_RESULT_CHARS, redactor=redactor,
+                   load_timeout=load_timeout,
                    extend=tuple(options.extend), base_url=options.base_url, prompt=options.prompt,
                    api_key_env=options.api_key_env, retries=options.retries)
 

@@ -57,7 +57,8 @@ def run_config(args, *, summarizer: str | None = None, prompt: str | None = None
         budget = budget if budget is not None else args.budget
         judging = Judging(budget=DEFAULT_BUDGET if budget is None else budget, only=args.only, skip=args.skip,
                           token_counter=args.token_counter, rules=args.rules, unclear=args.unclear,
-                          may_vary=args.may_vary, dialect=args.dialect)
+                          may_vary=args.may_vary, dialect=args.dialect, trigger=args.trigger,
+                          planned_cuts=args.planned_cuts, tighten=args.tighten)
         limits = Limits(max_time=args.max_time, max_calls=args.max_calls, max_tokens=args.max_tokens,
                         shrink_calls=args.shrink_calls, trials=args.trials, stop_on_error=args.stop_on_error)
     return RunConfig(calling, Generation(**generation), judging, limits, quiet=args.quiet,
@@ -87,7 +88,7 @@ def _write_reports(document: dict, args, outputs: Outputs) -> list[str]:
 
 def _run(args, outputs: Outputs) -> ExitCode:
     config = run_config(args, examples=args.examples, seed=args.seed, max_turns=args.max_turns,
-                        background=args.background, jobs=args.jobs, consumers=tuple(args.consumer),
+                        max_windows=args.max_windows, background=args.background, jobs=args.jobs, consumers=tuple(args.consumer),
                         shard=args.shard, database=args.database, database_readonly=args.database_readonly)
     saver = CorpusSaver(args.corpus, summarizer=config.calling.summarizer, budget=config.judging.budget,
                         dialect=config.judging.dialect)
@@ -168,7 +169,8 @@ def _compare(args, outputs: Outputs) -> ExitCode:
     if args.corpus is not None and not os.path.isdir(args.corpus):
         raise PathError(f"--corpus {args.corpus!r}: no such directory (compare replays an existing corpus)")
     configs = [run_config(args, summarizer=spec, prompt=prompt, examples=args.examples, seed=args.seed,
-                          max_turns=args.max_turns, jobs=args.jobs, shard=args.shard, background=args.background
+                          max_turns=args.max_turns, max_windows=args.max_windows, jobs=args.jobs, shard=args.shard,
+                          background=args.background
                           ).but(summarizer_version=_side_version(args.summarizer_version, spec, prompt, specs))
                for spec, prompt in sides]
     labels = [f"{spec} --prompt {prompt}" if len(set(prompts)) > 1 else spec for spec, prompt in sides]

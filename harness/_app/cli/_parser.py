@@ -9,7 +9,7 @@ import re
 import sys
 
 from harness import __version__
-from harness._base._calling import DEFAULT_MAX_RESULT_CHARS
+from harness._base._calling import DEFAULT_MAX_RESULT_CHARS, RESULT_CHARS_PER_TOKEN
 from harness._base._dialects import DEFAULT_DIALECT, DIALECTS
 from harness._base._errors import did_you_mean
 from harness._base._files import DEFAULT_MAX_FILE_MB
@@ -20,8 +20,8 @@ from harness._app.calling._openai import API_KEY_ENV, OPENAI_BASE_URL
 from harness._app.calling._options import DEFAULT_RETRIES, DEFAULT_TIMEOUT
 from harness._app.fuzzing._fuzz import DEFAULT_FUZZ_MAX_TURNS, DEFAULT_FUZZ_TIME
 from harness._app.reports._chart import DEFAULT_THRESHOLD
-from harness._app.running._options import (DEFAULT_BUDGET, DEFAULT_EXAMPLES, DEFAULT_MAX_TURNS, DEFAULT_SHRINK_CALLS,
-                                           DEFAULT_TRIALS, UNCLEAR_MODES)
+from harness._app.running._options import (DEFAULT_BUDGET, DEFAULT_EXAMPLES, DEFAULT_MAX_WINDOWS, DEFAULT_SHRINK_CALLS,
+                                           DEFAULT_TRIALS, DEFAULT_TRIGGER, UNCLEAR_MODES)
 
 __all__ = ["build_parser", "DEFAULT_SUMMARIZER"]
 
@@ -132,9 +132,10 @@ def _add_call_options(p: argparse.ArgumentParser, *, many: bool = False) -> None
     p.add_argument("--summarizer-version", metavar="TEXT", default=None,
                    help="key the call cache by this instead of a hash of the summarizer's code (use it when answers "
                         "depend on more than the code: a prompt file, a model name)")
-    p.add_argument("--max-result-chars", type=_whole_number("--max-result-chars"), default=DEFAULT_MAX_RESULT_CHARS,
-                   metavar="N", help=f"a result larger than this (as JSON) is a summarizer failure "
-                                     f"(default {DEFAULT_MAX_RESULT_CHARS:,})")
+    p.add_argument("--max-result-chars", type=_whole_number("--max-result-chars"), default=None,
+                   metavar="N", help=f"a result larger than this (as JSON) is a summarizer failure (default "
+                                     f"{DEFAULT_MAX_RESULT_CHARS:,}, or {RESULT_CHARS_PER_TOKEN} per token of a budget "
+                                     f"over {DEFAULT_MAX_RESULT_CHARS // RESULT_CHARS_PER_TOKEN:,})")
     p.add_argument("--redact-env", action="append", default=[], metavar="NAME",
                    help="also redact this environment variable's value from everything written (repeatable; "
                         "names like *_KEY, *_TOKEN, *SECRET* are redacted anyway)")
@@ -170,15 +171,17 @@ def _add_call_options(p: argparse.ArgumentParser, *, many: bool = False) -> None
     p.add_argument("--quiet", action="store_true", help="no progress output (for CI logs)")
 
 
-def _share(text: str) -> float:
-    """``--survival-threshold``: a share in (0, 1], or a percentage such as 90%."""
-    try:
-        value = float(text[:-1]) / 100 if text.endswith("%") else float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"--survival-threshold expects a share such as 0.9 or 90%, got {text!r}") from None
-    if not 0 < value <= 1:
-        raise argparse.ArgumentTypeError(f"--survival-threshold expects a share in (0, 1] (or 1% to 100%), got {text}")
-    return value
+def _share(name: str):
+    """An argparse type for a share in (0, 1], or a percentage such as 90%; errors name the option."""
+    def parse(text: str) -> float:
+        try:
+            value = float(text[:-1]) / 100 if text.endswith("%") else float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{name} expects a share such as 0.9 or 90%, got {text!r}") from None
+        if not 0 < value <= 1:
+            raise argparse.ArgumentTypeError(f"{name} expects a share in (0, 1] (or 1% to 100%), got {text}")
+        return value
+    return parse
 
 
 def _add_report_options(p: argparse.ArgumentParser) -> None:
@@ -190,7 +193,7 @@ def _add_report_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--show-context", action="store_true",
                    help="print what the summarizer returned for each failure whole, message by message (by "
                         "default one clipped line); tool calls and results are marked either way")
-    p.add_argument("--survival-threshold", type=_share, default=DEFAULT_THRESHOLD, metavar="SHARE",
+    p.add_argument("--survival-threshold", type=_share("--survival-threshold"), default=DEFAULT_THRESHOLD, metavar="SHARE",
                    help=f"the HTML report marks the first round a kind's share kept falls below this "
                         f"(default {DEFAULT_THRESHOLD * 100:.0f}%%)")
 
@@ -219,8 +222,17 @@ def _add_summarizer_options(p: argparse.ArgumentParser, *, required: bool, many:
                        + ("" if required else f" (default: the bundled example, {DEFAULT_SUMMARIZER})"))
     _add_call_options(p, many=many)
     p.add_argument("--budget", type=_whole_number("--budget"), default=None, metavar="TOKENS",
-                   help=f"token budget of the context; compaction fires at 80%% of it (default {DEFAULT_BUDGET}; for shrink "
+                   help=f"token budget of the context; compaction fires at --trigger of it (default {DEFAULT_BUDGET}; for shrink "
                         "given a corpus entry, the budget the entry records)")
+    p.add_argument("--trigger", type=_share("--trigger"), default=DEFAULT_TRIGGER, metavar="SHARE",
+                   help=f"compact when the context passes this share of the budget, as a runtime does (default "
+                        f"{DEFAULT_TRIGGER * 100:.0f}%%)")
+    p.add_argument("--no-planned-cuts", dest="planned_cuts", action="store_false",
+                   help="compact only when the trigger fires, never at the generator's adversarial cut points "
+                        "(between a call and its result, right after a change): a session as your runtime runs it")
+    p.add_argument("--no-tighten", dest="tighten", action="store_false",
+                   help="keep the budget of every compaction the same (by default some sessions lower it from a "
+                        "round on, so summaries of summaries are written at a deeper tier)")
     p.add_argument("--only", type=_ids, default=None, metavar="ID,...", help="run only these oracles")
     p.add_argument("--skip", type=_ids, default=(), metavar="ID,...", help="skip these oracles")
     _add_unclear_option(p)
@@ -255,6 +267,15 @@ def _shard(text: str) -> tuple[int, int]:
     if shard is None or not 1 <= shard[0] <= shard[1]:
         raise argparse.ArgumentTypeError(f"--shard expects K/N with 1 <= K <= N (the K-th of N shards), got {text!r}")
     return shard
+
+
+def _add_size_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--max-windows", type=_whole_number("--max-windows"), default=DEFAULT_MAX_WINDOWS, metavar="W",
+                   help=f"longest session, in windows (a window: the tokens from an empty context to the trigger); "
+                        f"sessions span 1 to W windows of real-sized tool output, so a compactor that keeps "
+                        f"everything compacts about once a window (default {DEFAULT_MAX_WINDOWS})")
+    p.add_argument("--max-turns", type=_whole_number("--max-turns"), default=None, metavar="T",
+                   help="cap every session at T turns, whatever its windows (default: no cap)")
 
 
 def _add_background_option(p: argparse.ArgumentParser) -> None:
@@ -293,8 +314,7 @@ def build_parser() -> argparse.ArgumentParser:
                      help="judge up to K sessions at once (worth it when the summarizer waits on a model or a "
                           "server); the result is the same as with --jobs 1 (default 1)")
     run.add_argument("--seed", type=_whole_number("--seed", minimum=0), default=None, metavar="S", help="seed (default: random, printed)")
-    run.add_argument("--max-turns", type=_whole_number("--max-turns"), default=DEFAULT_MAX_TURNS, metavar="T",
-                     help=f"longest transcript to generate (default {DEFAULT_MAX_TURNS}; try 4000)")
+    _add_size_options(run)
     run.add_argument("--corpus", metavar="DIR", help="save every new minimal failure into this corpus directory")
     run.add_argument("--consumer", type=_consumer, action="append", default=[], metavar="NAME=ID,...",
                      help="declare a reader of the compacted context and the invariant classes (oracle ids) it relies "
@@ -347,8 +367,7 @@ def build_parser() -> argparse.ArgumentParser:
                            help=f"transcripts to generate, the same for every summarizer (default {DEFAULT_EXAMPLES})")
     comparing.add_argument("--seed", type=_whole_number("--seed", minimum=0), default=None, metavar="S",
                            help="seed, shared by every summarizer (default: random, printed)")
-    comparing.add_argument("--max-turns", type=_whole_number("--max-turns"), default=DEFAULT_MAX_TURNS, metavar="T",
-                           help=f"longest transcript to generate (default {DEFAULT_MAX_TURNS})")
+    _add_size_options(comparing)
     comparing.add_argument("--jobs", type=_whole_number("--jobs"), default=1, metavar="K",
                            help="judge up to K sessions at once per summarizer (default 1)")
     _add_background_option(comparing)
@@ -360,7 +379,7 @@ def build_parser() -> argparse.ArgumentParser:
     rendering.add_argument("files", nargs="+", metavar="JSON", help="reports written by --report-json, oldest first")
     rendering.add_argument("-o", "--output", required=True, metavar="FILE", help="the HTML file to write")
     rendering.add_argument("--title", default=None, metavar="TEXT", help="the page's heading")
-    rendering.add_argument("--survival-threshold", type=_share, default=DEFAULT_THRESHOLD, metavar="SHARE",
+    rendering.add_argument("--survival-threshold", type=_share("--survival-threshold"), default=DEFAULT_THRESHOLD, metavar="SHARE",
                            help=f"mark the first round a kind's share kept falls below this (default "
                                 f"{DEFAULT_THRESHOLD * 100:.0f}%%)")
     rendering.add_argument("--max-file-mb", type=_positive_number("--max-file-mb", maximum=1024 * 1024),

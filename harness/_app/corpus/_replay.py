@@ -134,6 +134,7 @@ def replay_corpus(directory: str | Path, config: RunConfig) -> Replay:
     if not corpus.entries:  # nothing to replay: still load the summarizer, so a misspelled one is exit 2 tonight
         open_summarizer(config).close()
     summarizers: dict[str | None, Summarizer] = {}
+    largest = max((entry.budget for _, entry in corpus.entries), default=None)  # the result size it may need
     progress = Progress(len(corpus.entries), label="replaying", quiet=config.quiet)
     outcomes = []
     interrupted = False
@@ -141,7 +142,7 @@ def replay_corpus(directory: str | Path, config: RunConfig) -> Replay:
         for path, entry in corpus.entries:
             recorded = recorded_protocol(entry, config.calling.summarizer)
             if recorded not in summarizers:
-                summarizers[recorded] = open_summarizer(config, recorded_protocol=recorded)
+                summarizers[recorded] = open_summarizer(config, recorded_protocol=recorded, budget=largest)
             outcomes.append(replay_entry(path, entry, summarizers[recorded], config))
             progress.advance()
     except KeyboardInterrupt:

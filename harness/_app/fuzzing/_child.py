@@ -37,7 +37,7 @@ from harness._app.calling._loading import load_callable, load_module, team_modul
 from harness._app.running._evaluate import evaluate
 from harness._app.running._run import open_summarizer
 from oracles import select
-from strategies import expand
+from strategies import expand, load_background
 
 __all__ = ["main"]
 
@@ -168,12 +168,13 @@ def main(argv: list[str] | None = None) -> None:
     summarizer.__enter__()
     chosen = select(only=config.judging.only, skip=config.judging.skip)
 
-    strategy = fuzz_strategy(config)
+    background = load_background(config.generation.background) if config.generation.background else None
+    strategy = fuzz_strategy(config, background)
 
     @settings(database=None, deadline=None, suppress_health_check=list(HealthCheck))
     @given(strategy)
     def one_input(skeleton) -> None:
-        transcript = expand(skeleton)
+        transcript = expand(skeleton, background=background)
         ev = evaluate(transcript, summarizer, config.judging, chosen)
         findings.executions += 1
         calls = summarizer.calls

@@ -39,11 +39,12 @@ from harness._app.corpus._entries import CorpusEntry, now, save_entry
 from harness._app.fuzzing._process import FuzzProcess, crash_report, why_it_ended
 from harness._app._outcome import Stop, StopReason
 from harness._app._progress import Progress
-from harness._app.running._exploration import dense_skeletons
+from harness._app.running._exploration import QUICK_MAX_WINDOWS, dense_skeletons, session_sizes
 from harness._app.running._options import RunConfig
 from harness._app.running._results import Failure, InfraFailure, RunResult
 from harness._app.running._run import Explored, shrink_transcripts
 from oracles import select
+from strategies import Background
 from harness import __version__
 
 __all__ = ["FuzzConfig", "FuzzStats", "FuzzResult", "fuzz", "merge_inputs", "fuzz_directory", "fuzz_strategy",
@@ -69,9 +70,11 @@ SEED_BYTES = 256
 MAX_RESTARTS = 5
 
 
-def fuzz_strategy(config: RunConfig):
-    """What a fuzzing process generates: fact-dense transcripts up to ``--max-turns`` (see ``DEFAULT_FUZZ_MAX_TURNS``)."""
-    return dense_skeletons(config.generation.min_turns, config.generation.max_turns)
+def fuzz_strategy(config: RunConfig, background: Background | None = None):
+    """What a fuzzing process generates: fact-dense sessions of at most two windows and ``--max-turns`` turns
+    (see ``DEFAULT_FUZZ_MAX_TURNS``), over ``background`` (``--background``) where one is given."""
+    sizes = session_sizes(config.generation, config.judging, max_windows=QUICK_MAX_WINDOWS)
+    return dense_skeletons(sizes, background)
 
 
 @dataclass(frozen=True, slots=True)

@@ -50,6 +50,11 @@ class Evaluation:
     unclear_counts: dict[tuple[str, str | None, str | None], int] = field(default_factory=dict)
     infra: InfraError | None = None
     boundaries: tuple[int, ...] = ()
+    # Per round: whether a planned cut forced it (else the trigger fired it), the context's tokens then, and
+    # the budget it was given (lower after a tightening).
+    planned: tuple[bool, ...] = ()
+    sizes: tuple[int, ...] = ()
+    budgets: tuple[int, ...] = ()
     stopped: bool = False  # StopJudging ended the session before its end
     # Per violation, the messages the round that showed it was given (its carried context and new turns),
     # those the round before it was given (a session finding may need both rounds), and the last round
@@ -85,7 +90,8 @@ def judge_session(transcript: Transcript, summarize: Callable[[CompactionRequest
                   budget: int, trigger: float = 0.8, count_tokens: TokenCounter = count_tokens,
                   rules: ProseRules = DEFAULT_RULES, oracles: Iterable[Oracle] | None = None,
                   until: tuple[str, str | None] | None = None, ask_again: AskAgain | None = None,
-                  may_vary: bool = False, dialect: str = DEFAULT_DIALECT) -> Evaluation:
+                  may_vary: bool = False, dialect: str = DEFAULT_DIALECT, planned_cuts: bool = True,
+                  tighten: bool = True) -> Evaluation:
     """Run one session and judge every round it completed, plus the session as a whole.
 
     ``summarize`` may raise ``InfraError`` (recorded in ``infra``; earlier rounds
@@ -95,14 +101,16 @@ def judge_session(transcript: Transcript, summarize: Callable[[CompactionRequest
     that violation: the rounds after it cost calls and judging and cannot undo it.
     With ``ask_again`` (and the ``deterministic`` oracle selected), every round's
     request is asked a second time once the session is over; ``may_vary`` makes
-    a different answer a note instead of a violation. ``consumer-requirements``
+    a different answer a note instead of a violation. ``planned_cuts`` and ``tighten`` off run the
+    session as a team's runtime runs it (``SessionConfig``). ``consumer-requirements``
     judges what the per-result oracles verified, so when it is selected every
     registered per-result oracle judges each round; only the selected ones' own
     findings are reported.
     """
     chosen = tuple(select() if oracles is None else oracles)
     ev = Evaluation()
-    session = SessionConfig(budget=budget, trigger=trigger, count_tokens=count_tokens, dialect=dialect)
+    session = SessionConfig(budget=budget, trigger=trigger, count_tokens=count_tokens, dialect=dialect,
+                            use_compaction_points=planned_cuts, tighten=tighten)
     session_scope = {o.id for o in chosen if o.scope == "session"}
     reported = {o.id for o in chosen}
     verifiers = chosen
@@ -159,6 +167,9 @@ def judge_session(transcript: Transcript, summarize: Callable[[CompactionRequest
     except StopJudging:
         ev.stopped = True
     ev.boundaries = tuple(r.boundary for r in rounds)
+    ev.planned = tuple(r.planned for r in rounds)
+    ev.sizes = tuple(r.tokens for r in rounds)
+    ev.budgets = tuple(r.request.budget for r in rounds)
     ev.last_messages = rounds[-1].result.messages if rounds else ()
     if early:
         return ev

@@ -2,13 +2,16 @@
 
 The context is the previous compaction's result plus the turns since. When
 it passes ``trigger`` of the budget (default 80%), or a transcript's own
-compaction point is reached, the summarizer compacts the whole context,
-previous summary included, so generational loss (a threshold turning into
-"a few" by the third summary) is exercised. Oracles judge every round
-against the source ledger at that point. If a result is itself over the
-trigger, the next compaction waits for another trigger's worth of turns, so a
-summarizer that never shrinks costs linear, not quadratic, time. Like a runtime, which compacts between
-model calls, the trigger never fires while a step's tool results are still coming in.
+compaction point is reached (a *planned* cut, unless ``use_compaction_points``
+is off), the summarizer compacts the whole context, previous summary included,
+so generational loss (a threshold turning into "a few" by the third summary) is
+exercised. Oracles judge every round against the source ledger at that point.
+If a result is itself over the trigger, the next compaction waits for another
+trigger's worth of turns, so a summarizer that never shrinks costs linear, not
+quadratic, time. Like a runtime, which compacts between model calls, the trigger
+never fires while a step's tool results are still coming in. A transcript's
+tightenings lower the budget from a round on, unless ``tighten`` is off; a
+runtime does neither of those, and with both off a session runs as one does.
 """
 
 from __future__ import annotations
@@ -31,9 +34,10 @@ class SessionConfig:
 
     budget: int = 2000
     trigger: float = 0.8
-    use_compaction_points: bool = True
+    use_compaction_points: bool = True  # compact at the transcript's planned cuts too, not only at the trigger
     count_tokens: TokenCounter = count_tokens
     dialect: str = DEFAULT_DIALECT  # the provider shape each request is written in
+    tighten: bool = True  # lower the budget from the rounds the transcript's tightenings name
 
     def __post_init__(self) -> None:
         if self.dialect not in DIALECTS:
@@ -46,12 +50,15 @@ class SessionConfig:
 
 @dataclass(frozen=True)
 class Round:
-    """One compaction: how many source turns had been seen, and what came back."""
+    """One compaction: how many source turns had been seen, what came back, and whether a planned cut forced
+    it (``planned``) or the context passing the trigger fired it."""
 
     index: int
     boundary: int
     request: CompactionRequest
     result: CompactionResult
+    planned: bool = False
+    tokens: int = 0  # the context's size when it fired, as the session counts it (the request's turns)
 
 
 def run_session(
@@ -67,7 +74,9 @@ def run_session(
     context: list[Turn] = []
     used = 0
     rounds: list[Round] = []
-    budget = round_budget(transcript, config.budget, 0)
+    budget_of = (lambda index: round_budget(transcript, config.budget, index)) if config.tighten else \
+        (lambda index: config.budget)
+    budget = budget_of(0)
     tier, last_budget = 1, budget
     carried = 0  # the leading turns of the context that the previous compaction returned
     threshold = config.trigger * budget
@@ -83,14 +92,15 @@ def run_session(
         request = CompactionRequest(tuple(context), budget, live_facts(transcript, boundary), tier,
                                     transcript.consumers, carried, config.dialect)
         result = summarize(request)
-        rnd = Round(len(rounds), boundary, request, result)
+        rnd = Round(len(rounds), boundary, request, result, planned=used <= fire_at or boundary in between,
+                    tokens=used)
         rounds.append(rnd)
         if on_round is not None and on_round(rnd):
             break
         context = list(result.messages)
         carried = len(context)
         used = context_tokens(context, result.ledger, config.count_tokens)  # as budget-respected counts it
-        last_budget, budget = budget, round_budget(transcript, config.budget, len(rounds))
+        last_budget, budget = budget, budget_of(len(rounds))
         threshold = config.trigger * budget
         # A result still over the trigger would fire again on every turn (and a summarizer that
         # never shrinks would make the session quadratic): wait for a trigger's worth of new turns.

@@ -3,6 +3,8 @@ JUnit, ``compaction-harness report``), written and checked here."""
 
 from __future__ import annotations
 
+import statistics
+
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +18,7 @@ from harness._app.reports._reproduce import reproduce_command
 from harness._app.running._results import Failure, RunResult, Unclear
 from oracles import select
 
-__all__ = ["REPORT_VERSION", "report_dict", "finding_row", "fuzz_report_dict", "unclear_dict", "read_report", "check_report",
+__all__ = ["REPORT_VERSION", "report_dict", "sessions_dict", "finding_row", "fuzz_report_dict", "unclear_dict", "read_report", "check_report",
            "report_survival"]
 
 
@@ -53,6 +55,7 @@ def report_dict(result: RunResult) -> dict[str, Any]:
             "round": f.round,
             "boundary": f.boundary,
             "boundaries": list(f.boundaries),
+            "forced": f.forced,  # the failing round was forced by a planned cut (else the trigger fired it)
             "transcript": transcript_to_dict(f.transcript),
             "context": f.context,
             "detail": f.detail,
@@ -102,7 +105,19 @@ def report_dict(result: RunResult) -> dict[str, Any]:
         "warnings": list(result.warnings),
         "exit_code": result.exit_code,
         "survival": result.survival.to_dict(),
+        "sessions": sessions_dict(result),
     }
+
+
+def sessions_dict(result: RunResult) -> dict[str, Any]:
+    """How big the judged sessions were and what made them compact (``RunResult.sessions``)."""
+    s, judging = result.sessions, result.config.judging
+    return {"budget": judging.budget, "trigger": judging.trigger, "planned_cuts": judging.planned_cuts,
+            "tighten": judging.tighten, "max_windows": result.config.generation.max_windows,
+            "max_turns": result.config.generation.max_turns, "tokens": list(s.tokens),
+            "compactions": list(s.rounds), "by_trigger": s.by_trigger, "forced_by_planned_cuts": s.planned,
+            "tightened_sessions": s.tightened,
+            "request_tokens_median": statistics.median(s.requests) if s.requests else None}
 
 
 def finding_row(v: dict[str, Any], n: int) -> dict[str, Any]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import shlex
 
 from harness._base._dialects import DEFAULT_DIALECT
+from harness._app.running._options import DEFAULT_MAX_WINDOWS, DEFAULT_TRIGGER
 from harness._app.running._results import RunResult
 
 __all__ = ["reproduce_command"]
@@ -21,8 +22,11 @@ def reproduce_command(result: RunResult, *, only: str | None = None, transcript_
             parts += ["--budget", str(c.judging.budget)]
     else:
         parts = ["compaction-harness", "run", "--summarizer", c.calling.summarizer, "--protocol", result.protocol,
-                 "--seed", str(result.seed), "--examples", str(c.generation.examples), "--max-turns", str(c.generation.max_turns),
-                 "--budget", str(c.judging.budget)]
+                 "--seed", str(result.seed), "--examples", str(c.generation.examples), "--budget", str(c.judging.budget)]
+        if c.generation.max_windows != DEFAULT_MAX_WINDOWS:
+            parts += ["--max-windows", str(c.generation.max_windows)]
+        if c.generation.max_turns is not None:
+            parts += ["--max-turns", str(c.generation.max_turns)]
         if c.generation.shard is not None:
             parts += ["--shard", "/".join(map(str, c.generation.shard))]
     for option, value in (("--base-url", c.calling.base_url), ("--prompt", c.calling.prompt), ("--api-key-env", c.calling.api_key_env)):
@@ -33,6 +37,12 @@ def reproduce_command(result: RunResult, *, only: str | None = None, transcript_
     if transcript_file is None:  # a transcript file carries its own consumers
         for consumer in c.generation.consumers:
             parts += ["--consumer", f"{consumer.name}={','.join(consumer.requires)}"]
+    if c.judging.trigger != DEFAULT_TRIGGER:
+        parts += ["--trigger", f"{c.judging.trigger:g}"]
+    if not c.judging.planned_cuts:
+        parts.append("--no-planned-cuts")
+    if not c.judging.tighten:
+        parts.append("--no-tighten")
     if c.judging.dialect != DEFAULT_DIALECT:
         parts += ["--dialect", c.judging.dialect]
     if c.judging.may_vary:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import statistics
 import unicodedata
 
 from harness._app._outcome import ExitCode, Stop, StopReason
@@ -46,7 +47,8 @@ def _stopped(stop: Stop, shrink_calls: int) -> str:
 
 def _failure_block(result: RunResult, f: Failure, show_context: bool = False) -> list[str]:
     t = f.transcript
-    where = f"compaction {f.round + 1}, after turn {f.boundary}" if f.round is not None else "across the session"
+    where = f"compaction {f.round + 1}{' (forced by a planned cut)' if f.forced else ''}, after turn {f.boundary}" \
+        if f.round is not None else "across the session"
     lines = [
         f"✗ {f.invariant} — {f.fact_kind or 'structure'} ({f.severity}; {where})",
         f"  {f.detail}",
@@ -216,6 +218,8 @@ def _render(result: RunResult, *, head: list[str] | None = None, calls: str = "s
     ]
     if head is None or result.summarizer_calls:
         out.append(_calls_line(result, calls))
+    if result.sessions.tokens:
+        out.append(_sessions_line(result))
     if result.stats.asked_again:
         out.append(_determinism_line(result))
     if result.failures:
@@ -288,6 +292,21 @@ def _calls_line(result: RunResult, label: str) -> str:
         parts.append(f"{stats.prompt_tokens:,} prompt + {stats.completion_tokens:,} completion tokens")
     parts.append(f"latency p50 {_seconds(stats.latency(0.5))}, p95 {_seconds(stats.latency(0.95))} per call")
     return f"{label}: " + " · ".join(parts)
+
+
+def _sessions_line(result: RunResult) -> str:
+    """How big the sessions were and what made them compact: the trigger, or a planned cut (forced)."""
+    s, judging = result.sessions, result.config.judging
+    fill = statistics.median(s.requests) / judging.budget if s.requests else 0.0
+    parts = [f"{statistics.median(s.tokens):,.0f} tokens median ({max(s.tokens):,} max)",
+             f"{sum(s.rounds):,} compactions, {statistics.median(s.rounds):g} per session median: "
+             f"{s.by_trigger:,} fired by the trigger at {judging.trigger:.0%} of {judging.budget:,} tokens, "
+             f"{s.planned:,} forced by planned cuts" + ("" if judging.planned_cuts else " (--no-planned-cuts)"),
+             f"contexts {fill:.0%} of the budget median when compacted"]
+    if s.tightened or not judging.tighten:
+        parts.append(f"budget lowered in {s.tightened} session(s)" if judging.tighten else "one budget throughout "
+                                                                                          "(--no-tighten)")
+    return "sessions: " + " · ".join(parts)
 
 
 def _determinism_line(result: RunResult) -> str:

@@ -24,7 +24,8 @@ def evaluate(transcript: Transcript, summarize: Callable[[CompactionRequest], Co
     return judge_session(transcript, summarize, budget=judging.budget if budget is None else budget,
                          trigger=judging.trigger, count_tokens=token_counter(judging.token_counter),
                          rules=prose_rules(judging.rules), oracles=chosen, until=until, ask_again=ask_again,
-                         may_vary=may_vary or judging.may_vary, dialect=judging.dialect)
+                         may_vary=may_vary or judging.may_vary, dialect=judging.dialect,
+                         planned_cuts=judging.planned_cuts, tighten=judging.tighten)
 
 
 def check_consumers(consumers: tuple[Consumer, ...]) -> None:

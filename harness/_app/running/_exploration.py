@@ -21,16 +21,16 @@ from hypothesis.errors import NoSuchExample, Unsatisfiable
 from harness._base._model import Transcript
 from harness._app.judging._judge import StopJudging
 from harness._app.running._budget import Budget
-from harness._app.running._options import Generation
+from harness._app.running._options import Generation, Judging
 from strategies import Background, skeletons
 
 __all__ = ["run_strategy", "dense_skeletons", "stages", "generate", "Prefetched", "judge_in_order", "probed",
-           "QUICK_SHARE", "QUICK_MAX_TURNS", "DETERMINISM_PROBES"]
+           "QUICK_SHARE", "QUICK_MAX_WINDOWS", "DETERMINISM_PROBES", "session_sizes"]
 
-#: Exploration's first stage: this share of --examples, as transcripts of at most QUICK_MAX_TURNS turns
+#: Exploration's first stage: this share of --examples, as sessions of at most QUICK_MAX_WINDOWS windows
 #: with at least three facts each (see ``stages``).
 QUICK_SHARE = 0.25
-QUICK_MAX_TURNS = 80
+QUICK_MAX_WINDOWS = 2
 #: Sessions whose every request is asked again (in a restarted worker, the cache bypassed) to notice a
 #: non-deterministic summarizer (the ``deterministic`` oracle), spread over the run (``probed``).
 DETERMINISM_PROBES = 3
@@ -42,28 +42,36 @@ def probed(examples: int) -> frozenset[int]:
     return frozenset(i * examples // DETERMINISM_PROBES for i in range(min(examples, DETERMINISM_PROBES)))
 
 
-def run_strategy(generation: Generation, background: Background | None):
-    """The run's own strategy: the whole ``--min-turns`` to ``--max-turns`` range."""
-    low = min(generation.min_turns, generation.max_turns)
-    return skeletons(min_turns=low, max_turns=generation.max_turns, max_facts=8, background=background)
+def run_strategy(generation: Generation, judging: Judging, background: Background | None):
+    """The run's own strategy: sessions sized to the budget, one to ``--max-windows`` windows long."""
+    return skeletons(max_facts=8, background=background, **session_sizes(generation, judging))
 
 
-def dense_skeletons(min_turns: int, max_turns: int, background: Background | None = None):
-    """Short transcripts dense with facts (at least three): most failures show in a few calls each.
-    Exploration's first stage, and what ``fuzz`` generates."""
-    return skeletons(min_turns=min(min_turns, max_turns), max_turns=max_turns, min_facts=3, max_facts=8,
-                     background=background)
+def session_sizes(generation: Generation, judging: Judging, *, max_windows: int | None = None,
+                  max_turns: int | None = None) -> dict[str, Any]:
+    """The sizing arguments of ``strategies.skeletons`` for a run's sessions: its budget and trigger, its
+    ``--max-windows`` and ``--max-turns`` (each lowered to ``max_windows`` and ``max_turns`` when given)."""
+    turns = [t for t in (generation.max_turns, max_turns) if t is not None]
+    return {"budget": judging.budget, "trigger": judging.trigger,
+            "max_windows": min(generation.max_windows, max_windows or generation.max_windows),
+            "max_turns": min(turns) if turns else None}
 
 
-def stages(generation: Generation, background: Background | None, full) -> list[tuple[Any, int]]:
-    """The stages of exploration, as (strategy, examples): first a share of short transcripts dense
-    with facts, which show most failures in a few calls each; then the whole ``--max-turns`` range,
-    for what only a long session exposes (``full``, the run's own strategy). Each stage is seeded
-    from the run's seed."""
+def dense_skeletons(sizes: dict[str, Any], background: Background | None = None):
+    """Short sessions dense with facts (at least three), sized by ``session_sizes``: most failures show in a
+    few calls each. Exploration's first stage, and what ``fuzz`` generates."""
+    return skeletons(min_facts=3, max_facts=8, background=background, **sizes)
+
+
+def stages(generation: Generation, judging: Judging, background: Background | None, full) -> list[tuple[Any, int]]:
+    """The stages of exploration, as (strategy, examples): first a share of short sessions dense with facts
+    (at most ``QUICK_MAX_WINDOWS`` windows), which show most failures in a few calls each; then the whole
+    ``--max-windows`` range, for what only a long session exposes (``full``, the run's own strategy). Each
+    stage is seeded from the run's seed."""
     quick = math.ceil(generation.examples * QUICK_SHARE) if generation.examples >= 4 else 0
-    if quick == 0 or generation.max_turns <= QUICK_MAX_TURNS:
+    if quick == 0 or generation.max_windows <= QUICK_MAX_WINDOWS:
         return [(full, generation.examples)]
-    dense = dense_skeletons(generation.min_turns, QUICK_MAX_TURNS, background)
+    dense = dense_skeletons(session_sizes(generation, judging, max_windows=QUICK_MAX_WINDOWS), background)
     return [(dense, quick), (full, generation.examples - quick)]
 
 

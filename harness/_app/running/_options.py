@@ -15,9 +15,10 @@ from harness._base._dialects import DEFAULT_DIALECT, DIALECTS
 from harness._base._errors import InvalidArgument
 from harness._base._model import Consumer
 from harness._app.calling._options import CallOptions
+from strategies import DEFAULT_MAX_WINDOWS, DEFAULT_TRIGGER
 
 __all__ = ["RunConfig", "Generation", "Judging", "Limits", "UNCLEAR_MODES", "DEFAULT_BUDGET", "DEFAULT_SHRINK_CALLS",
-           "DEFAULT_TRIALS", "DEFAULT_EXAMPLES", "DEFAULT_MAX_TURNS"]
+           "DEFAULT_TRIALS", "DEFAULT_EXAMPLES", "DEFAULT_MAX_WINDOWS", "DEFAULT_TRIGGER"]
 
 #: What an unclear reading does to a run: shown for review (the default), or a failure (``--unclear fail``).
 UNCLEAR_MODES = ("review", "fail")
@@ -28,9 +29,8 @@ DEFAULT_BUDGET = 2000
 DEFAULT_SHRINK_CALLS = 400
 #: Fresh re-asks of each minimal failure (cache bypassed) that confirm it and measure its rate.
 DEFAULT_TRIALS = 3
-#: Transcripts a run generates, and the longest of them, when not told.
+#: Transcripts a run generates when not told.
 DEFAULT_EXAMPLES = 50
-DEFAULT_MAX_TURNS = 400
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,8 +39,10 @@ class Generation:
 
     examples: int = DEFAULT_EXAMPLES
     seed: int | None = None
-    min_turns: int = 20
-    max_turns: int = DEFAULT_MAX_TURNS
+    # Sessions are sized to the budget (``strategies.skeletons(budget=...)``): each spans one to ``max_windows``
+    # windows, a window the tokens from an empty context to the trigger; ``max_turns`` caps their turns.
+    max_windows: int = DEFAULT_MAX_WINDOWS
+    max_turns: int | None = None
     background: str | None = None  # a team's session logs used as the filler (strategies.load_background)
     consumers: tuple[Consumer, ...] = ()  # declared on every generated transcript (``consumer-requirements``)
     # The example database (``harness._app.running._database``): a directory, or redis://HOST:PORT/DB shared by
@@ -50,6 +52,8 @@ class Generation:
     shard: tuple[int, int] | None = None  # (K, N): judge only the examples whose index is K-1 modulo N
 
     def __post_init__(self) -> None:
+        if self.max_windows < 1 or (self.max_turns is not None and self.max_turns < 1):
+            raise InvalidArgument(f"max_windows={self.max_windows}, max_turns={self.max_turns}: expected numbers >= 1")
         if self.shard is not None:
             k, n = self.shard
             if not 1 <= k <= n:
@@ -69,7 +73,10 @@ class Judging:
     """How each session is judged."""
 
     budget: int = DEFAULT_BUDGET
-    trigger: float = 0.8  # compaction fires at this share of the budget
+    trigger: float = DEFAULT_TRIGGER  # compaction fires at this share of the budget
+    # As a team's runtime runs a session, both False: compaction only when the trigger fires, at one budget.
+    planned_cuts: bool = True  # also compact at the generator's adversarial cut points (``Transcript.compaction_points``)
+    tighten: bool = True  # lower the budget from the rounds a transcript's tightenings name (``Transcript.tightenings``)
     only: tuple[str, ...] | None = None  # oracle ids to run (None: all)
     skip: tuple[str, ...] = ()
     token_counter: str | None = None  # module:function, str -> int; default harness.count_tokens
@@ -83,6 +90,8 @@ class Judging:
             raise InvalidArgument(f"unclear={self.unclear!r}: expected one of {', '.join(UNCLEAR_MODES)}")
         if self.dialect not in DIALECTS:
             raise InvalidArgument(f"--dialect {self.dialect!r}: expected one of {', '.join(DIALECTS)}")
+        if not 0 < self.trigger <= 1:
+            raise InvalidArgument(f"--trigger {self.trigger}: expected a share of the budget in (0, 1]")
 
 
 @dataclass(frozen=True, slots=True)

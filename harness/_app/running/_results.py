@@ -15,8 +15,8 @@ from harness._app.judging._judge import Evaluation
 from harness._app.judging._survival import Survival
 from harness._app.running._options import DEFAULT_BUDGET, RunConfig
 
-__all__ = ["Failure", "Unclear", "InfraFailure", "RunResult", "kind_warnings", "unjudged_oracles", "turn_stats",
-           "collect_unclear", "ordered_unclear"]
+__all__ = ["Failure", "Unclear", "InfraFailure", "RunResult", "Sessions", "kind_warnings", "unjudged_oracles",
+           "turn_stats", "collect_unclear", "ordered_unclear"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,6 +48,7 @@ class Failure:
     elided: tuple[tuple[int, int, int], ...] = ()  # merged filler: (turn index, source turns, tokens)
     trials: tuple[int, int] | None = None  # (failed, of) in fresh re-asks of the minimal transcript
     boundaries: tuple[int, ...] = ()  # where the minimal session's rounds compacted (up to the failing one)
+    planned: tuple[bool, ...] = ()  # per round of those, whether a planned cut forced it (else the trigger fired)
     evidence: str | None = None  # what the violation rests on (``oracles.Evidence``)
     # The other invariants this root cause breaks on the minimal transcript too, each with its detail; and
     # those it broke only in the sessions it was seen in (``harness._app.running._causes``).
@@ -60,6 +61,11 @@ class Failure:
     # ``"dropped"`` when the compactor dropped the obligation's own turns and wrote nothing for it: one root
     # cause whatever invariant and kind showed it (``harness._app.running._causes``); None when it wrote it wrong.
     cause: str | None = None
+
+    @property
+    def forced(self) -> bool:
+        """The round that shows it was forced by a planned cut, not fired by the trigger."""
+        return self.round is not None and self.round < len(self.planned) and self.planned[self.round]
 
     @property
     def rate(self) -> str | None:
@@ -142,6 +148,26 @@ class InfraFailure:
     output: str = ""
 
 
+@dataclass(frozen=True, slots=True)
+class Sessions:
+    """How big the judged sessions were and what made them compact: per session its size in tokens and its
+    compactions; per compaction its context in tokens; how many compactions the trigger fired and how many a
+    planned cut forced; in how many sessions the budget was lowered (a tightening)."""
+
+    tokens: tuple[int, ...] = ()
+    rounds: tuple[int, ...] = ()
+    requests: tuple[int, ...] = ()
+    by_trigger: int = 0
+    planned: int = 0
+    tightened: int = 0
+
+    def add(self, session_tokens: int, ev: Evaluation) -> Sessions:
+        """These sessions and one more, judged as ``ev`` says."""
+        return Sessions((*self.tokens, session_tokens), (*self.rounds, len(ev.boundaries)),
+                        (*self.requests, *ev.sizes), self.by_trigger + sum(not p for p in ev.planned),
+                        self.planned + sum(ev.planned), self.tightened + (len(set(ev.budgets)) > 1))
+
+
 @dataclass(frozen=True)
 class RunResult:
     """Everything a report needs. ``incomplete`` says why not every example was judged, if so."""
@@ -171,6 +197,7 @@ class RunResult:
     # By signature, the corpus entry file saved for a failure and whether this run added it (``--corpus``).
     corpus_files: dict[tuple[str, str | None], tuple[str, bool]] = field(default_factory=dict)
     replayed: int = 0  # saved failures of the example database judged before generating (``--database``)
+    sessions: Sessions = field(default_factory=Sessions)  # how big the sessions were, what made them compact
 
     @property
     def nondeterministic(self) -> bool:

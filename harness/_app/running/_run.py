@@ -16,7 +16,9 @@ import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from harness._base._calling import result_chars_for
 from harness._base._model import Transcript
+from harness._base._tokens import context_tokens
 from harness._app._outcome import Stop, StopReason
 from harness._app._progress import Progress
 from harness._app.calling._cache import CallCache
@@ -30,8 +32,8 @@ from harness._app.running._evaluate import check_consumers, evaluate
 from harness._app.running._exploration import (DETERMINISM_PROBES, Prefetched, generate, judge_in_order, probed,
                                                run_strategy, stages)
 from harness._app.running._options import RunConfig
-from harness._app.running._results import (Failure, InfraFailure, RunResult, Unclear, collect_unclear, kind_warnings,
-                                           ordered_unclear, unjudged_oracles)
+from harness._app.running._results import (Failure, InfraFailure, RunResult, Sessions, Unclear, collect_unclear,
+                                           kind_warnings, ordered_unclear, unjudged_oracles)
 from harness._app.running._shrink import shrink_failure
 from oracles import select
 from strategies import load_background
@@ -43,10 +45,15 @@ OnFailure = Callable[[Failure, str], None]
 
 
 def open_summarizer(config: RunConfig, *, recorded_protocol: str | None = None,
-                    cache: CallCache | None = None) -> Summarizer:
-    """The summarizer a run calls: its call options, loading within the run's time limit."""
-    return Summarizer(config.calling, cache=cache, recorded_protocol=recorded_protocol,
-                      load_timeout=config.calling.load_timeout(config.limits.max_time))
+                    cache: CallCache | None = None, budget: int | None = None) -> Summarizer:
+    """The summarizer a run calls: its call options, loading within the run's time limit; a result may be as
+    large as ``--max-result-chars`` says, or as the default at ``budget`` (the run's) allows."""
+    calling = config.calling
+    if calling.max_result_chars is None:
+        at = config.judging.budget if budget is None else budget
+        calling = dataclasses.replace(calling, max_result_chars=result_chars_for(at))
+    return Summarizer(calling, cache=cache, recorded_protocol=recorded_protocol,
+                      load_timeout=calling.load_timeout(config.limits.max_time))
 
 
 @dataclass(frozen=True)
@@ -80,6 +87,7 @@ class _Found:
         self.degradations: dict[str, int] = {}
         self.turns: list[int] = []
         self.rounds = 0
+        self.sessions = Sessions()
         self.survival = Survival()
         self.calls = 0  # fresh calls of the sessions recorded so far
         self.replayed = 0  # saved failures judged first (``--database``), not counted as examples
@@ -109,6 +117,7 @@ class _Found:
         self.turns.append(len(transcript.turns))
         collect_unclear(self.unclear, ev, len(self.turns))
         self.rounds += len(ev.boundaries)
+        self.sessions = self.sessions.add(context_tokens(transcript.turns), ev)
         self.survival = self.survival.add(ev.survival)
         for invariant in ev.degradations:
             self.degradations[invariant] = self.degradations.get(invariant, 0) + 1
@@ -153,7 +162,7 @@ def run(config: RunConfig, *, on_failure: OnFailure | None = None) -> RunResult:
     shared = open_database(generation.database, readonly=generation.database_readonly,
                            namespace=database_namespace(config))  # a Redis that does not answer fails here
     progress = Progress(asked, label="examples", quiet=config.quiet)
-    strategy = run_strategy(generation, background)
+    strategy = run_strategy(generation, config.judging, background)
     found = _Found()
 
     def expand(skeleton) -> Transcript:
@@ -186,7 +195,7 @@ def run(config: RunConfig, *, on_failure: OnFailure | None = None) -> RunResult:
         try:
             saved = _saved_parts(shared, generation)
             _replay_saved(saved[0], shared, found, summarize, config, chosen, summarizer, budget, progress)
-            exploration = stages(generation, background, strategy)
+            exploration = stages(generation, config.judging, background, strategy)
             if summarizer.options.jobs == 1:
                 generated = itertools.count()
 
@@ -355,7 +364,7 @@ def _conclude(found: _Found, incomplete: Stop | None, config: RunConfig, chosen,
                      found.degradations, infra, tuple(found.turns), incomplete, tuple(summarizer.cache.discarded),
                      kind_warnings(chosen), first_calls, summarizer.stats,
                      budget.cap_reached, survival=found.survival, unjudged=tuple(unjudged.items()),
-                     unclear=ordered_unclear(found.unclear))
+                     unclear=ordered_unclear(found.unclear), sessions=found.sessions)
 
 
 def _merged(kept: Failure, again: Failure) -> Failure:

@@ -69,9 +69,10 @@ def shrink_failure(cause: Cause, first: Transcript, summarizer: Summarizer, conf
         stopped = budget.stopped
     shrunk = shrinker.result()
     try:  # already judged while shrinking: answered from the shrinker's own memo, no call
-        boundaries = shrinker.evaluate(shrunk.transcript, shrunk.budget).boundaries
+        judged = shrinker.evaluate(shrunk.transcript, shrunk.budget)
+        boundaries, planned = judged.boundaries, judged.planned
     except StopJudging:
-        boundaries = ()
+        boundaries, planned = (), ()
     shrink_calls = budget.shrink_calls()
     budget.end_shrinking()
     also = () if same[0] else _also_broken(cause, shrunk.transcript, shrunk.budget, summarize, judging, chosen,
@@ -88,7 +89,7 @@ def shrink_failure(cause: Cause, first: Transcript, summarizer: Summarizer, conf
                    transcript=shrunk.transcript, round=rnd, boundary=boundary, context=context,
                    original_turns=len(first.turns), shrink_checks=shrunk.checks, shrink_calls=shrink_calls,
                    shrink_stopped=stopped, budget=shrunk.budget, elided=shrunk.elided, trials=confirmed,
-                   boundaries=boundaries, evidence=finding.evidence and str(finding.evidence), also=also,
+                   boundaries=boundaries, planned=planned, evidence=finding.evidence and str(finding.evidence), also=also,
                    also_seen=tuple(sorted(seen)),
                    also_kinds=_other_kinds(None if cause_kind == DROPPED else key[0], finding.fact_kind, pairs_seen),
                    seen=tuple(sorted(pairs_seen, key=str)), cause=cause_kind)
