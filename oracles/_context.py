@@ -20,7 +20,8 @@ from harness._base._protocol import CompactionResult, LedgerEntry
 from oracles._reading import reading_lines
 from oracles._rules import UNITS, ProseRules
 
-__all__ = ["Context", "Clause", "UNITS", "has_token", "literal_pattern", "call_text", "line_at", "part_reading", "unit_spans"]
+__all__ = ["Context", "Clause", "UNITS", "has_token", "literal_pattern", "call_text", "line_at", "part_reading", "unit_spans",
+           "identifier_tokens", "near_miss_among", "nearest"]
 
 _SENTENCE_SPLIT = re.compile(r"(?:[.!?](?=\s|$))|\n+")
 _CLAUSE_SPLIT = re.compile(r"(?:[.!?;](?=\s|$))|\n+|\s+(?:but|whereas|however|although|while)\s+|,\s+so\s+",
@@ -152,23 +153,34 @@ def tokens_of(text: str) -> frozenset[str]:
     return frozenset(tokens)
 
 
-@functools.lru_cache(maxsize=4096)
 def near_miss_among(literal: str, tokens: frozenset[str], ratio: float) -> str | None:
     """The token of ``tokens`` most like ``literal`` (at least ``ratio`` alike), or None; of equally
     alike tokens, the first in sorted order."""
+    found = nearest(literal, tokens, ratio)
+    return None if found is None else found[1]
+
+
+@functools.lru_cache(maxsize=4096)
+def nearest(literal: str, tokens: frozenset[str], ratio: float) -> tuple[float, str] | None:
+    """``near_miss_among`` with how alike it is: (ratio, token). Taking the best of several token sets'
+    (the highest ratio, then the first token in sorted order) gives the best of their union."""
     best, best_ratio = None, ratio
     by_length = _by_length(tokens)
     # ratio = 2 * matches / (len_a + len_b) can reach ``ratio`` only if the lengths are close enough
     n = len(literal)
     low, high = int(n * ratio / (2 - ratio)), int(n * (2 - ratio) / ratio) + 1
-    candidates = sorted(t for size in range(max(low, 3), high + 1) for t in by_length.get(size, ()))
+    # A token's characters that the literal lacks can match nothing: with ``outside`` of them, at most
+    # len(token) - outside match (one C pass per token, which rules out most of a long context's).
+    foreign = _foreign_table(literal)
+    candidates = sorted(t for size in range(max(low, 3), high + 1) for t in by_length.get(size, ())
+                        if 2 * (size - len(t.translate(foreign))) >= ratio * (size + n))
     for token in candidates:
         if token == literal:
             continue
         score = _likeness(literal, token, ratio)
         if score > best_ratio or (score == best_ratio and best is None):
             best, best_ratio = token, score
-    return best
+    return None if best is None else (best_ratio, best)
 
 
 @functools.lru_cache(maxsize=1 << 18)
@@ -188,6 +200,12 @@ def _likeness(literal: str, token: str, ratio: float) -> float:
     if 2 * sum(min(counts[ch], token.count(ch)) for ch in shared) < ratio * (len(token) + n):
         return -1.0
     return difflib.SequenceMatcher(None, literal, token).ratio()
+
+
+@functools.lru_cache(maxsize=4096)
+def _foreign_table(literal: str) -> dict[int, None]:
+    """A ``str.translate`` table deleting ``literal``'s characters: what is left of a token is what it lacks."""
+    return {ord(ch): None for ch in set(literal)}
 
 
 @functools.lru_cache(maxsize=4096)

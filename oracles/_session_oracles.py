@@ -116,23 +116,36 @@ def _obligation(fact: Fact) -> bool:
 @oracle("ledger-monotone", reference="004", scope="session")
 def ledger_monotone(case: SessionCase) -> Iterator[Finding]:
     """No live obligation a compaction carried is lost by a later one without a retraction in the source."""
-    contexts = [Context(result, case.rules) for _, result in case.rounds]
+    carried = _carried_by_round(case)
     lost: set[str] = set()
     for r in range(1, len(case.rounds)):
         before, now = case.rounds[r - 1][0], case.rounds[r][0]
         for fact in live_facts(case.transcript, now):
             if fact.id in lost or not fact.is_live_at(before) or not _obligation(fact):
                 continue
-            if not _carries(contexts[r - 1], fact) or _carries(contexts[r], fact):
+            if fact.id not in carried[r - 1] or fact.id in carried[r]:
                 continue
             lost.add(fact.id)
             back = next((k for k in range(r + 1, len(case.rounds))
-                         if fact.is_live_at(case.rounds[k][0]) and _carries(contexts[k], fact)), None)
+                         if fact.is_live_at(case.rounds[k][0]) and fact.id in carried[k]), None)
             later = f"; it came back in compaction {back + 1}" if back is not None else ""
             yield Finding("ledger-monotone", Severity.VIOLATE,
                           f"compaction {r} carried {fact.kind} {' '.join(fact.literals)}, compaction {r + 1} lost it, "
                           f"and the source never ended it{later}", fact.id, str(fact.kind),
                           expected=" ".join(fact.literals), round=r, evidence=Evidence.ABSENT)
+
+
+def _carried_by_round(case: SessionCase) -> list[frozenset[str]]:
+    """Per round, the obligations live then or at the next round that its context carries: each round's context
+    read once and let go (a session of long contexts held all at once would take gigabytes)."""
+    boundaries = [boundary for boundary, _ in case.rounds]
+    out = []
+    for r, (_, result) in enumerate(case.rounds):
+        ctx = Context(result, case.rules)
+        near = boundaries[r:r + 2]
+        out.append(frozenset(f.id for f in case.transcript.facts
+                             if any(f.is_live_at(b) for b in near) and _obligation(f) and _carries(ctx, f)))
+    return out
 
 
 def _operative(case: SessionCase, turn: int) -> int | None:

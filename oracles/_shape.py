@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 from harness._base._model import FactKind, Role
 from harness._base._tokens import count_tokens
-from oracles._context import identifier_tokens, line_at, near_miss_among
+from harness._base._wholetoken import has_token, token_spans
+from oracles._context import identifier_tokens, line_at, nearest
 from oracles._core import Case, Evidence, Finding, Severity, oracle
 
 
@@ -47,23 +50,90 @@ def budget_respected(case: Case) -> Iterator[Finding]:
 
 def _spent_on_nothing_live(case: Case) -> tuple[int, str | None]:
     """Tokens of context lines naming no live obligation, and the line to show for them: a near
-    miss of a live literal if one was kept (the decoy a surface-level summarizer keeps), else the
-    longest such line."""
-    literals = {lit for f in case.live for lit in f.literals if not lit.isdigit()}
-    idle = [part for part in case.context.parts_without(literals) if part.strip()]
-    if not idle:
+    miss of a live literal if one was kept (the decoy a surface-level summarizer keeps: a token with the
+    literal's punctuation, ``_marks``), else the longest such line.
+
+    What each message holds is read once (``_idle_reading``, by its text and the transcript's literals),
+    so a context that keeps what the last one had costs what its new messages cost, not its length."""
+    live = frozenset(lit for f in case.live for lit in f.literals if not lit.isdigit())
+    ratio, counter = case.context.rules.near_miss_ratio, case.count_tokens
+    every = frozenset(lit for lit in case.context.literals if not lit.isdigit()) | live
+    readings = []  # (idle text, its reading): a message whose lines hold a live literal is read without them
+    for part in case.context.parts:
+        reading = _idle_reading(part, every, ratio, counter)
+        if reading.holds & live:
+            idle = _without_lines(part, reading.holds & live)
+            reading = _idle_reading(idle, every, ratio, counter)
+        else:
+            idle = part
+        if reading.tokens:
+            readings.append((idle, reading))
+    if not readings:
         return 0, None
-    spent = sum(_tokens(part, case.count_tokens) for part in idle)
-    tokens = frozenset().union(*(identifier_tokens(part) for part in idle))
-    for literal in sorted(literals):
-        near = near_miss_among(literal, tokens, case.context.rules.near_miss_ratio)
-        if near is not None:
-            part = next(part for part in idle if near in part)
+    spent = sum(reading.tokens for _, reading in readings)
+    for literal in sorted(live):
+        found = [near for _, reading in readings for lit, near in reading.near if lit == literal]
+        if found:
+            _, near = max(found, key=lambda hit: (hit[0], _before(hit[1])))
+            part = next(idle for idle, _ in readings if near in idle)
             start = part.index(near)
             left, right = line_at(part, start, start + len(near))
             return spent, _clip(part[left:right].strip())
-    longest = max((line.strip() for part in idle for line in part.split("\n")), key=len)
-    return spent, _clip(longest)
+    return spent, _clip(max((reading.longest for _, reading in readings), key=len))
+
+
+def _before(token: str) -> tuple[int, ...]:
+    """A key under which the first token in sorted order is the largest (``max`` picks it among equals)."""
+    return tuple(-ord(ch) for ch in token) + (float("inf"),)
+
+
+@dataclass(frozen=True, slots=True)
+class _IdleReading:
+    """What one message's text spends and holds, for the budget oracle: its tokens (blank text: none), its
+    longest line, the literals it states as whole tokens, and its nearest miss of each other literal."""
+
+    tokens: int
+    longest: str
+    holds: frozenset[str]
+    near: tuple[tuple[str, tuple[float, str]], ...]
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _idle_reading(text: str, literals: frozenset[str], ratio: float, counter) -> _IdleReading:
+    if not text.strip():
+        return _IdleReading(0, "", frozenset(), ())
+    holds = frozenset(lit for lit in literals if lit in text and has_token(text, lit))
+    marked: dict[frozenset[str], list[str]] = {}
+    for token in identifier_tokens(text):
+        marked.setdefault(_marks(token), []).append(token)
+    near = []
+    for lit in sorted(literals - holds):  # a near miss keeps the literal's shape: every mark of it
+        wanted = _marks(lit)
+        shaped = frozenset(t for marks, group in marked.items() if wanted <= marks for t in group)
+        if shaped and (hit := nearest(lit, shaped, ratio)) is not None:
+            near.append((lit, hit))
+    longest = max((line.strip() for line in text.split("\n")), key=len)
+    return _IdleReading(_tokens(text, counter), longest, holds, tuple(near))
+
+
+_LETTERS_AND_DIGITS = {ord(ch): None for ch in "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"}
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _marks(token: str) -> frozenset[str]:
+    """The punctuation of a token (``/``, ``:``, ``-``, ``_``, ``.``): what a near miss of it keeps."""
+    return frozenset(token.translate(_LETTERS_AND_DIGITS))
+
+
+def _without_lines(text: str, literals: frozenset[str]) -> str:
+    """``text`` without its lines that hold one of ``literals`` as a whole token."""
+    cut = sorted({line_at(text, a, b) for lit in literals for a, b in token_spans(text, lit)})
+    kept, at = [], 0
+    for a, b in cut:
+        kept.append(text[at:a])
+        at = b + 1
+    kept.append(text[at:])
+    return "".join(kept)
 
 
 def _tokens(text: str, counter) -> int:

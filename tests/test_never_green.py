@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from harness import Role, Turn, result_from_return
+from harness import CompactionResult, Role, Turn, result_from_return
 from harness._app._outcome import ExitCode
 from harness._app.calling._cache import CallCache
 from harness._app.cli._main import main
@@ -525,7 +525,7 @@ def test_written_files_respect_the_umask(tmp_path):
     try:
         path, _ = save_entry(_entry(2), tmp_path / "corpus")
         cache = CallCache(tmp_path / "cache")
-        cache.put("ab" + "0" * 62, {"messages": []})
+        cache.put("ab" + "0" * 62, CompactionResult(()))
         write_atomic(tmp_path / "report.json", "{}")
     finally:
         os.umask(old)

@@ -8,15 +8,18 @@ process, so both isolations judge a summarizer identically.
 from __future__ import annotations
 
 import copy
+import functools
 import json
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from harness._base._dialects import read
 from harness._base._errors import InfraError, MalformedResult
-from harness._base._protocol import (CompactionRequest, CompactionResult, request_key_material, result_from_return,
+from harness._base._messages import turn_to_message
+from harness._base._model import Turn
+from harness._base._protocol import (CompactionRequest, CompactionResult, request_digest, result_from_return,
                                      result_to_dict)
 
 __all__ = ["DEFAULT_MAX_RESULT_CHARS", "RESULT_CHARS_PER_TOKEN", "result_chars_for", "call_once", "checked_result",
@@ -38,11 +41,13 @@ _OUTPUT_TAIL = 2000
 
 def call_once(fn: Callable[..., Any], protocol: str, request: CompactionRequest, *,
               max_result_chars: int = DEFAULT_MAX_RESULT_CHARS,
-              redact: Callable[[str], str] = lambda text: text) -> dict[str, Any]:
+              redact: Callable[[str], str] = lambda text: text, refer: bool = False) -> dict[str, Any]:
     """Call ``fn`` the way ``protocol`` says; return the result as plain JSON data or raise ``InfraError``.
 
     ``redact`` is applied to error messages before they are shortened, so a
-    secret is never cut in two with one half left readable.
+    secret is never cut in two with one half left readable. With ``refer``, a message the summarizer kept
+    as it was given is written as the index of the request's turn (``result_to_dict``): a compactor that
+    keeps most of a long context costs what it changed, not what it kept.
     """
     try:
         if protocol == "messages":
@@ -52,9 +57,9 @@ def call_once(fn: Callable[..., Any], protocol: str, request: CompactionRequest,
             if payload != before:
                 raise InfraError("mutated-input", "the summarizer modified the messages it was given")
         else:
-            before = request_key_material(request)
+            before = request_digest(request)
             value = fn(request)
-            if request_key_material(request) != before:  # frozen, but object.__setattr__ gets past that
+            if request_digest(request) != before:  # frozen, but object.__setattr__ gets past that
                 raise InfraError("mutated-input", "the summarizer modified the request it was given")
     except (InfraError, KeyboardInterrupt):
         raise
@@ -68,17 +73,18 @@ def call_once(fn: Callable[..., Any], protocol: str, request: CompactionRequest,
                                       f"{_clip(redact(valid_text(_shown(str, exc))))}{where}") from exc
     dialect = request.dialect if protocol == "messages" else "chat"
     return checked_result(lambda: result_from_return(read(value, dialect)), max_result_chars=max_result_chars,
-                          redact=redact)
+                          redact=redact, given=request.turns if refer else ())
 
 
 def checked_result(build: Callable[[], CompactionResult], *, max_result_chars: int = DEFAULT_MAX_RESULT_CHARS,
-                   redact: Callable[[str], str] = lambda text: text) -> dict[str, Any]:
+                   redact: Callable[[str], str] = lambda text: text, given: Sequence[Turn] = ()) -> dict[str, Any]:
     """The result ``build`` reads, checked and as plain JSON data, or ``InfraError`` (malformed, oversized).
+    A message equal to one of ``given`` is written as its index (``result_to_dict``), and counts its own size.
 
     Shared by every adapter: a Python return value and a server's JSON answer are judged alike.
     """
     try:
-        data = result_to_dict(build())
+        data = result_to_dict(build(), given)
     except MalformedResult as exc:
         raise InfraError("malformed", str(exc)) from None
     except (Exception, SystemExit) as exc:  # an object that breaks while being read (a list whose items raise)
@@ -90,11 +96,18 @@ def checked_result(build: Callable[[], CompactionResult], *, max_result_chars: i
     except UnicodeEncodeError as exc:
         raise InfraError("malformed", f"the result is not valid Unicode text: a lone surrogate "
                                       f"{exc.object[exc.start]!r}") from None
-    if len(text) > max_result_chars:
-        raise InfraError("oversized", f"the result is {len(text):,} characters as JSON, over the limit of "
+    size = len(text) + sum(_message_chars(given[m]) - len(str(m)) for m in data["messages"] if isinstance(m, int))
+    if size > max_result_chars:
+        raise InfraError("oversized", f"the result is {size:,} characters as JSON, over the limit of "
                                       f"{max_result_chars:,} (--max-result-chars)")
     # Plain data only: a str subclass or a str Enum from an SDK would not unpickle in the harness.
     return json.loads(text)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _message_chars(turn: Turn) -> int:
+    """A turn's size as a message in the result's JSON (a kept turn is sent as its index, and counted so)."""
+    return len(json.dumps(turn_to_message(turn), ensure_ascii=False))
 
 
 def output_tail(text: str) -> str:

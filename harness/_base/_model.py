@@ -88,6 +88,9 @@ class ToolCall:
     name: str
     arguments: str = "{}"
 
+    def __reduce__(self):  # pickled as its fields: a worker process is sent thousands of them per request
+        return ToolCall, (self.id, self.name, self.arguments)
+
 
 @dataclass(frozen=True, slots=True)
 class Turn:
@@ -97,6 +100,9 @@ class Turn:
     text: str
     tool_calls: tuple[ToolCall, ...] = ()
     tool_call_id: str | None = None
+
+    def __reduce__(self):  # pickled as its fields (see ``ToolCall.__reduce__``); unpickling checks it again
+        return Turn, (self.role, self.text, self.tool_calls, self.tool_call_id)
 
     def __post_init__(self) -> None:
         if self.tool_calls and self.role is not Role.ASSISTANT:

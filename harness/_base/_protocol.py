@@ -22,6 +22,8 @@ to, and ``provider-valid`` judges the result by that provider's rules.
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import hashlib
 import inspect
 import json
@@ -32,7 +34,7 @@ from typing import Any
 from harness._base._dialects import DEFAULT_DIALECT, DIALECTS, render
 from harness._base._errors import InvalidArgument, MalformedResult, SpecError, _short
 from harness._base._codec import fact_to_dict
-from harness._base._messages import to_messages
+from harness._base._messages import to_messages, turn_to_message
 from harness._base._model import Consumer, Fact, Role, ToolCall, Turn
 
 __all__ = [
@@ -49,6 +51,7 @@ __all__ = [
     "result_to_dict",
     "result_from_dict",
     "request_key_material",
+    "request_digest",
     "PROTOCOLS",
     "resolve_protocol",
 ]
@@ -390,9 +393,13 @@ def result_from_return(value: Any) -> CompactionResult:
     return CompactionResult(_messages(value))
 
 
-def result_to_dict(result: CompactionResult) -> dict[str, Any]:
-    """JSON-ready form of a result (for the call cache and reports)."""
-    out: dict[str, Any] = {"messages": to_messages(result.messages)}
+def result_to_dict(result: CompactionResult, given: Sequence[Turn] = ()) -> dict[str, Any]:
+    """JSON-ready form of a result (for the call cache and reports). A message equal to one of ``given`` (the
+    turns the summarizer was given) is written as that turn's index: what a worker process sends back for a
+    turn kept as it was, so neither side copies or reads it again (``result_from_dict`` with the same turns)."""
+    index = _first_index(given) if given else None
+    out: dict[str, Any] = {"messages": [turn_to_message(t) if index is None or (i := index.get(t)) is None else i
+                                        for t in result.messages]}
     if result.ledger is not None:
         out["ledger"] = [
             {"kind": e.kind, "literals": list(e.literals), "polarity": e.polarity, "status": e.status,
@@ -413,25 +420,67 @@ def result_to_dict(result: CompactionResult) -> dict[str, Any]:
     return out
 
 
-def result_from_dict(data: Any) -> CompactionResult:
-    """Inverse of ``result_to_dict``; anything else (a damaged cache file) raises ``MalformedResult``."""
+def result_from_dict(data: Any, given: Sequence[Turn] = ()) -> CompactionResult:
+    """Inverse of ``result_to_dict`` (an index in ``messages`` stands for that turn of ``given``, the very
+    object); anything else (a damaged cache file, an index out of range) raises ``MalformedResult``."""
     if not isinstance(data, dict) or "messages" not in data:
         raise MalformedResult(f"expected an object with 'messages', got {type(data).__name__}")
-    return _result(data["messages"], data.get("ledger"), data.get("self_report"), data.get("marker"),
-                   data.get("journal"), data.get("verified"))
+    messages = data["messages"]
+    result = _result(() if given and isinstance(messages, list) else messages, data.get("ledger"),
+                     data.get("self_report"), data.get("marker"), data.get("journal"), data.get("verified"))
+    if not given or not isinstance(messages, list):
+        return result
+    # The request's own turns as they are (checked when they were made); the rest read as any message is.
+    turns = tuple(_given_turn(m, i, given) if isinstance(m, int) and not isinstance(m, bool)
+                  else _turn_from_message(m, i) for i, m in enumerate(messages))
+    return dataclasses.replace(result, messages=turns)
 
 
-def request_key_material(request: CompactionRequest) -> dict[str, Any]:
-    """Everything a summarizer's answer may depend on, in a canonical JSON-ready form.
+def _first_index(turns: Sequence[Turn]) -> dict[Turn, int]:
+    index: dict[Turn, int] = {}
+    for i, turn in enumerate(turns):
+        index.setdefault(turn, i)
+    return index
+
+
+def _given_turn(ref: int, position: int, given: Sequence[Turn]) -> Turn:
+    if not 0 <= ref < len(given):
+        raise MalformedResult(f"message [{position}]: refers to turn {ref} of the request, which has {len(given)}")
+    return given[ref]
+
+
+def request_digest(request: CompactionRequest) -> str:
+    """A SHA-256 of everything a summarizer's answer may depend on (``request_key_material``), computed from
+    each turn's own digest, remembered per turn: a session's requests share most of their turns, so a
+    request costs what its new turns cost to hash, not what all of it does."""
+    material = request_key_material(request, messages=False)
+    digest = hashlib.sha256(json.dumps(material, sort_keys=True, ensure_ascii=False).encode("utf-8"))
+    for turn in request.turns:
+        digest.update(_turn_digest(turn))
+    return digest.hexdigest()
+
+
+@functools.lru_cache(maxsize=1 << 17)
+def _turn_digest(turn: Turn) -> bytes:
+    """One turn's SHA-256 as a chat message in canonical JSON; a turn changed in place (``object.__setattr__``
+    gets past frozen) hashes to another key, so it is never answered from another turn's digest."""
+    text = json.dumps(turn_to_message(turn), sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8")).digest()
+
+
+def request_key_material(request: CompactionRequest, *, messages: bool = True) -> dict[str, Any]:
+    """Everything a summarizer's answer may depend on, in a canonical JSON-ready form (without the messages
+    when ``messages`` is False: ``request_digest`` hashes those turn by turn).
 
     Protocol 2's fields appear only when they differ from their defaults, so the
     keys (and cached answers) of sessions without tiers or consumers stay the same.
     """
     material: dict[str, Any] = {
-        "messages": request.messages(),
         "budget": request.budget,
         "tags": [fact_to_dict(f) for f in request.tags],
     }
+    if messages:
+        material["messages"] = request.messages()
     if request.tier != 1:
         material["tier"] = request.tier
     if request.consumers:

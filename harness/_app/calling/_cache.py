@@ -5,22 +5,43 @@ the summarizer's fingerprint (a hash of its code, or the version the user
 gives) and this cache's format, so an entry never needs invalidating: a fixed
 summarizer gets new keys. Disk entries are written atomically; one that is
 unreadable or of the wrong shape is discarded (and counted), never trusted.
+
+An answer is kept in memory as it is judged: a ``CompactionResult`` (whose kept
+turns are the request's own turn objects, shared, so a session of long contexts
+costs memory for what is new in them) or a ``FailedCall``. Only a result is kept
+on disk, as JSON; a failure may be transient and is remembered for this run only.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from harness._base._errors import SchemaError
+from harness._base._errors import InfraError, MalformedResult, SchemaError
 from harness._base._files import MISSING, output_dir, read_json_file, write_atomic
-from harness._base._protocol import CompactionRequest, request_key_material
+from harness._base._protocol import CompactionRequest, CompactionResult, request_digest, result_from_dict, result_to_dict
 
-__all__ = ["CACHE_FORMAT", "CallCache"]
+__all__ = ["CACHE_FORMAT", "CallCache", "FailedCall", "Answer"]
 
-CACHE_FORMAT = 2
+
+@dataclass(frozen=True, slots=True)
+class FailedCall:
+    """A call the summarizer failed (``InfraError``), as remembered: raised again for the same request."""
+
+    kind: str
+    message: str
+    output: str = ""
+
+    def error(self) -> InfraError:
+        return InfraError(self.kind, self.message, self.output)
+
+
+#: What the cache holds for a request.
+Answer = CompactionResult | FailedCall
+
+CACHE_FORMAT = 3  # 3: the request by its turns' digests (``request_digest``)
 
 
 class CallCache:
@@ -36,14 +57,14 @@ class CallCache:
     @staticmethod
     def key(spec: str, protocol: str, fingerprint: str, request: CompactionRequest) -> str:
         material = json.dumps({"format": CACHE_FORMAT, "spec": spec, "protocol": protocol,
-                               "fingerprint": fingerprint, "request": request_key_material(request)},
+                               "fingerprint": fingerprint, "request": request_digest(request)},
                               sort_keys=True, ensure_ascii=False)
         return hashlib.sha256(material.encode()).hexdigest()
 
     def _path(self, key: str) -> Path:
         return self._dir / key[:2] / f"{key}.json"
 
-    def get(self, key: str, *, count: bool = True) -> Any:
+    def get(self, key: str, *, count: bool = True) -> Answer | None:
         """The answer stored for ``key``, or None; ``count`` False looks without counting a hit (a comparison)."""
         if key in self._memory:
             self.hits += count
@@ -58,24 +79,27 @@ class CallCache:
             return None
         if value is MISSING:
             return None
-        if not isinstance(value, dict) or not isinstance(value.get("messages"), list | str):
-            self.discard(key, f"{path}: expected a cached result object with 'messages'")
+        try:
+            result = result_from_dict(value)
+        except MalformedResult as exc:
+            self.discard(key, f"{path}: expected a cached result object with 'messages' ({exc})")
             return None
-        self._memory[key] = value
+        self._memory[key] = result
         self.hits += count
-        return value
+        return result
 
     def discard(self, key: str, reason: str) -> None:
         """Forget a damaged entry; the next ``put`` overwrites its file."""
         self._memory.pop(key, None)
         self.discarded.append(reason)
 
-    def put(self, key: str, value: Any, *, persist: bool = True) -> None:
+    def put(self, key: str, value: Answer) -> None:
+        """Keep ``value`` for ``key``: in memory, and on disk when it is a result."""
         self._memory[key] = value
         if self._max_entries is not None and len(self._memory) > self._max_entries:
             del self._memory[next(iter(self._memory))]  # a fuzzer runs for hours: memory must stay bounded
-        if self._dir is None or not persist:
+        if self._dir is None or not isinstance(value, CompactionResult):
             return
         path = self._path(key)
         path.parent.mkdir(exist_ok=True)
-        write_atomic(path, json.dumps(value, ensure_ascii=False))
+        write_atomic(path, json.dumps(result_to_dict(value), ensure_ascii=False))

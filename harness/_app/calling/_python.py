@@ -78,7 +78,7 @@ class InlineTransport:
         with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(printed):
             try:
                 result = call_once(self._fn, self.protocol, request, max_result_chars=self._setup.max_result_chars,
-                                   redact=redact)
+                                   redact=redact, refer=True)
             except InfraError as exc:
                 exc.output = output_tail(redact(printed.getvalue()))
                 raise

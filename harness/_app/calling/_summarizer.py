@@ -27,7 +27,7 @@ from typing import Any
 from harness._base._calling import valid_text
 from harness._base._errors import InfraError, MalformedResult, SpecError
 from harness._base._protocol import CompactionRequest, CompactionResult, result_from_dict
-from harness._app.calling._cache import CallCache
+from harness._app.calling._cache import Answer, CallCache, FailedCall
 from harness._app.calling._cmd import CommandTransport
 from harness._app.calling._http import HttpTransport
 from harness._app.calling._openai import OpenAITransport
@@ -164,25 +164,18 @@ class Summarizer:
 
     def __call__(self, request: CompactionRequest) -> CompactionResult:
         key = self.key(request)
-        cached = self._cached(key)
-        if cached is not None and "infra_error" not in cached:
+        answer = self._cached(key)
+        if answer is None:
             try:
-                return result_from_dict(cached)
-            except MalformedResult as exc:
-                with self._lock:
-                    self.cache.discard(key, f"cache entry {key[:12]}: {exc}")
-                cached = self._cached(key)
-        if cached is None:
-            try:
-                cached = self._ask(request)
-                with self._lock:  # timeouts and crashes may be transient: remember them for this run only
-                    self.cache.put(key, cached, persist="infra_error" not in cached)
+                answer = self._ask(request)
+                with self._lock:  # a failure may be transient: the cache keeps it for this run only
+                    self.cache.put(key, answer)
             finally:
                 with self._lock:
                     self._inflight.pop(key).set()
-        return _result(cached)
+        return _result(answer)
 
-    def _cached(self, key: str) -> dict[str, Any] | None:
+    def _cached(self, key: str) -> Answer | None:
         """The cached answer, waiting for it when another thread is asking the same request right now (so
         ``--jobs`` never asks one request twice, and a run's calls and cache hits do not depend on it).
         None means: ask it (the key is then marked in flight until ``__call__`` is done)."""
@@ -204,13 +197,17 @@ class Summarizer:
         fresh = self._ask(request)
         with self._lock:
             self.stats.asked_again += 1
-            before = self.cache.get(key, count=False)
-            if before is not None and "infra_error" not in before and "infra_error" not in fresh:
-                self.stats.reasked += 1
-                self.stats.answered_differently += before != fresh
-            elif before is None:
-                self.cache.put(key, fresh, persist="infra_error" not in fresh)
+            self._compare(key, fresh)
         return _result(fresh)
+
+    def _compare(self, key: str, fresh: Answer) -> None:
+        """Count ``fresh`` against the answer held for ``key`` (caching it when there is none); under the lock."""
+        before = self.cache.get(key, count=False)
+        if before is None:
+            self.cache.put(key, fresh)
+        elif isinstance(before, CompactionResult) and isinstance(fresh, CompactionResult):
+            self.stats.reasked += 1
+            self.stats.answered_differently += before != fresh
 
     def ask_fresh(self, requests: Sequence[CompactionRequest]) -> list[CompactionResult | None]:
         """Each request's second answer, asked of a newly started adapter instance (a new worker process,
@@ -235,12 +232,12 @@ class Summarizer:
                                                           f"ask requests again, failed to load: {exc}") from None
                     fresh = self._ask(request, transport)
                     with self._lock:
-                        self.cache.put(key, fresh, persist="infra_error" not in fresh)
+                        self.cache.put(key, fresh)
                         self.stats.asked_again += 1
-                        before = self.cache.get(self.key(request), count=False)
-                        if before is not None and "infra_error" not in before and "infra_error" not in fresh:
+                        first = self.cache.get(self.key(request), count=False)
+                        if isinstance(first, CompactionResult) and isinstance(fresh, CompactionResult):
                             self.stats.reasked += 1
-                            self.stats.answered_differently += before != fresh
+                            self.stats.answered_differently += first != fresh
                 out.append(_result(fresh))  # a second answer that fails is a summarizer failure, reported
         finally:
             if transport is not None:
@@ -250,9 +247,9 @@ class Summarizer:
                 transport.close()
         return out
 
-    def _ask(self, request: CompactionRequest, transport: Transport | None = None) -> dict[str, Any]:
-        """One fresh call through an idle adapter instance (or ``transport``), as cacheable data (an error
-        recorded as such)."""
+    def _ask(self, request: CompactionRequest, transport: Transport | None = None) -> Answer:
+        """One fresh call through an idle adapter instance (or ``transport``): the result, its kept turns the
+        request's own (an index in the answer stands for one), or the failure."""
         own = transport is None
         transport = self._checkout() if own else transport
         redact = self.redactor.redact
@@ -261,9 +258,13 @@ class Summarizer:
         try:
             answer = transport.call(request, self.timeout)
             data = self.redactor.redact_json(answer.result)
+            result: Answer = result_from_dict(data, request.turns)
         except InfraError as exc:
-            data = {"infra_error": [exc.kind, redact(valid_text(exc.message)), redact(valid_text(exc.output))]}
+            result = FailedCall(exc.kind, redact(valid_text(exc.message)), redact(valid_text(exc.output)))
             retries = getattr(exc, "retries", 0)
+        except MalformedResult as exc:  # an index our own worker wrote, out of range: never trusted
+            result = FailedCall("malformed", str(exc))
+            retries = answer.retries
         else:
             retries = answer.retries
         finally:
@@ -279,7 +280,7 @@ class Summarizer:
                     self.stats.usage_known = True
                     self.stats.prompt_tokens += answer.usage.prompt_tokens
                     self.stats.completion_tokens += answer.usage.completion_tokens
-        return data
+        return result
 
     def _checkout(self) -> Transport:
         with self._free:
@@ -296,7 +297,7 @@ class Summarizer:
                 self._free.notify()
 
 
-def _result(cached: dict[str, Any]) -> CompactionResult:
-    if "infra_error" in cached:
-        raise InfraError(*cached["infra_error"])
-    return result_from_dict(cached)
+def _result(answer: Answer) -> CompactionResult:
+    if isinstance(answer, FailedCall):
+        raise answer.error()
+    return answer

@@ -219,7 +219,8 @@ def _serve(conn, spec: str, protocol: str | None, recorded: str | None, max_resu
             return
         capture.reset()
         try:
-            result = call_once(fn, protocol, request, max_result_chars=max_result_chars, redact=redactor.redact)
+            result = call_once(fn, protocol, request, max_result_chars=max_result_chars, redact=redactor.redact,
+                               refer=True)  # a kept turn comes back as its index: resolved by Summarizer
             conn.send(("ok", result, capture.tail()))
         except InfraError as exc:
             conn.send(("error", exc.kind, exc.message, capture.tail()))

@@ -81,9 +81,17 @@ def run_session(
     carried = 0  # the leading turns of the context that the previous compaction returned
     threshold = config.trigger * budget
     fire_at = threshold
+    counted: dict[int, tuple[Turn, int]] = {}  # id(turn) -> (turn, its tokens): each turn is counted once
+
+    def tokens_of(turn: Turn) -> int:
+        held = counted.get(id(turn))
+        if held is None or held[0] is not turn:
+            held = counted[id(turn)] = (turn, message_tokens(turn, config.count_tokens))
+        return held[1]
+
     for i, turn in enumerate(transcript.turns):
         context.append(turn)
-        used += message_tokens(turn, config.count_tokens)
+        used += tokens_of(turn)
         boundary = i + 1
         if (used <= fire_at or boundary in between) and boundary not in forced:
             continue
@@ -99,7 +107,9 @@ def run_session(
             break
         context = list(result.messages)
         carried = len(context)
-        used = context_tokens(context, result.ledger, config.count_tokens)  # as budget-respected counts it
+        # As budget-respected counts it: the messages (a kept turn is the request's own object, counted already)
+        # and the ledger as the agent sees it rendered.
+        used = sum(tokens_of(t) for t in context) + context_tokens((), result.ledger, config.count_tokens)
         last_budget, budget = budget, budget_of(len(rounds))
         threshold = config.trigger * budget
         # A result still over the trigger would fire again on every turn (and a summarizer that
