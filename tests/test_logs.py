@@ -110,7 +110,7 @@ def test_a_foreign_line_in_a_claude_code_log_is_named_by_its_line(tmp_path):
     lines = [*CLAUDE[:3], {"timestamp": "t", "type": "response_item", "payload": {"type": "message"}}]
     path = tmp_path / "mixed.jsonl"
     path.write_text("\n".join(json.dumps(line) for line in lines) + "\n")
-    with pytest.raises(SchemaError, match=rf"{path}, line 4: field '<root>': expected a Claude Code event"):
+    with pytest.raises(SchemaError, match=rf"{path}, line 4: field 'type': expected a Claude Code event type"):
         read_log(path.read_bytes(), source=str(path))
 
 

@@ -238,7 +238,7 @@ def anthropic_message(message: Any, where: str) -> list[Turn]:
             flush()
             turns.append(Turn(Role.TOOL, _result_text(block.get("content"), at), (), call_id))
         elif kind in UNREAD_BLOCKS:
-            continue  # carries nothing the oracles read
+            _check_unread(block, kind, at)  # carries nothing the oracles read, but must be a block the API takes
         else:
             allowed = "text, tool_use, a server tool's use or result" if role == "assistant" else "text, tool_result"
             raise MalformedResult(f"{at}.type: expected one of {allowed} in a {role} message, got {_short(kind)}")
@@ -246,6 +246,17 @@ def anthropic_message(message: Any, where: str) -> list[Turn]:
     if role == "assistant" and not turns and not content:
         return [Turn(Role.ASSISTANT, "")]
     return turns
+
+
+#: What the Messages API requires of the blocks no turn of ours reads (a thinking block passed back without
+#: its signature is refused, so a reader must refuse it too).
+_REQUIRED = {"thinking": ("thinking", "signature"), "redacted_thinking": ("data",)}
+
+
+def _check_unread(block: dict[str, Any], kind: str, at: str) -> None:
+    for key in _REQUIRED.get(kind, ()):
+        if not isinstance(block.get(key), str):
+            raise MalformedResult(f"{at}.{key}: a {kind} block needs its {key} (a string), got {_short(block.get(key))}")
 
 
 def merged_messages(body: dict[str, Any]) -> list[dict[str, Any]]:
@@ -387,18 +398,27 @@ def _call_name(item: dict[str, Any], kind: str, where: str) -> str:
 
 
 def _call_input(item: dict[str, Any], kind: str, where: str) -> str:
-    """What a call asked for, as text: a function's JSON arguments and a custom tool's input as they are, any
-    other item's action (or query, code) as JSON."""
+    """What a call asked for, as text: a function's JSON arguments (which must parse: the API sends JSON) and a
+    custom tool's input as they are, any other item's action (or query, code) as JSON."""
     for key in _CALL_INPUTS:
         value = item.get(key)
         if value is None:
             continue
+        if isinstance(value, str) and key == "arguments" and kind == "function_call":
+            _check_json(value, f"{where}.arguments")
         if isinstance(value, str) and key in ("arguments", "input"):
             return value
         if key == "arguments" and kind == "function_call":
             raise MalformedResult(f"{where}.arguments: expected JSON text, got {_short(value)}")
         return _json_text(value, f"{where}.{key}")
     return "{}"
+
+
+def _check_json(text: str, where: str) -> None:
+    try:
+        json.loads(text)
+    except ValueError as exc:
+        raise MalformedResult(f"{where}: expected JSON text, got {_short(text)} ({exc.msg})") from None
 
 
 def _output_text(output: Any, where: str) -> str:

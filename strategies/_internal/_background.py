@@ -75,6 +75,12 @@ class Background:
                  for part in (turn.text, *(s for call in turn.tool_calls for s in (call.name, call.arguments)))]
         object.__setattr__(self, "_haystack", "\0".join(parts).casefold())
 
+    def summary(self) -> dict[str, object]:
+        """What was read, for a report: the files and sessions, each format's file count, what was left out."""
+        return {"files": len(self.sources), "sessions": len(self.sessions),
+                "formats": dict(sorted(Counter(self.formats).items())), "left_out": dict(self.left_out),
+                "fingerprint": self.fingerprint}
+
     def occurs(self, literal: str) -> bool:
         """Whether ``literal`` appears in the background's text (content, call names and arguments), any case."""
         return literal.casefold() in self._haystack

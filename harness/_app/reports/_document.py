@@ -106,6 +106,7 @@ def report_dict(result: RunResult) -> dict[str, Any]:
         "exit_code": result.exit_code,
         "survival": result.survival.to_dict(),
         "sessions": sessions_dict(result),
+        "background": result.background,
     }
 
 

@@ -220,6 +220,8 @@ def _render(result: RunResult, *, head: list[str] | None = None, calls: str = "s
         out.append(_calls_line(result, calls))
     if result.sessions.tokens:
         out.append(_sessions_line(result))
+    if result.background:
+        out.append(_background_line(result))
     if result.stats.asked_again:
         out.append(_determinism_line(result))
     if result.failures:
@@ -307,6 +309,15 @@ def _sessions_line(result: RunResult) -> str:
         parts.append(f"budget lowered in {s.tightened} session(s)" if judging.tighten else "one budget throughout "
                                                                                           "(--no-tighten)")
     return "sessions: " + " · ".join(parts)
+
+
+def _background_line(result: RunResult) -> str:
+    """The team's logs the filler came from: how many, read as what, and what no turn could carry."""
+    bg = result.background
+    formats = ", ".join(f"{name} {count}" for name, count in bg["formats"].items())
+    left = ", ".join(f"{count} {what}" for what, count in bg["left_out"].items())
+    return (f"background: {result.config.generation.background} ({bg['files']} file(s), {bg['sessions']} session(s): "
+            f"{formats})" + (f" · left out, having no place in a turn: {left}" if left else ""))
 
 
 def _determinism_line(result: RunResult) -> str:

@@ -198,6 +198,7 @@ class RunResult:
     corpus_files: dict[tuple[str, str | None], tuple[str, bool]] = field(default_factory=dict)
     replayed: int = 0  # saved failures of the example database judged before generating (``--database``)
     sessions: Sessions = field(default_factory=Sessions)  # how big the sessions were, what made them compact
+    background: dict[str, Any] | None = None  # ``Background.summary()`` of --background: files, formats, left out
 
     @property
     def nondeterministic(self) -> bool:

@@ -235,7 +235,8 @@ def run(config: RunConfig, *, on_failure: OnFailure | None = None) -> RunResult:
 
         result = _conclude(found, incomplete, config, chosen, summarizer, budget, progress, keep, seed=run_seed)
         warnings = tuple(shared.warnings) if shared is not None else ()
-        return dataclasses.replace(result, replayed=found.replayed, warnings=result.warnings + warnings)
+        return dataclasses.replace(result, replayed=found.replayed, warnings=result.warnings + warnings,
+                                   background=background.summary() if background is not None else None)
 
 
 def database_namespace(config: RunConfig) -> str:

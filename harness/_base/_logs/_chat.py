@@ -3,6 +3,7 @@ teams keep: a list, or ``{"messages": [...]}``; a ``.jsonl`` file of them holds 
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from typing import Any
 
@@ -30,6 +31,7 @@ def read_chat(data: Any, *, source: str) -> SessionLog:
     field, messages = found
     for i, message in enumerate(messages):
         _check_parts(message.get("content"), f"{field}[{i}].content", source)
+        _check_arguments(message.get("tool_calls"), f"{field}[{i}].tool_calls", source)
     try:
         turns = result_from_return(messages).messages
     except MalformedResult as exc:  # "message [i].field: problem"
@@ -53,3 +55,16 @@ def _check_parts(content: Any, at: str, source: str) -> None:
         if isinstance(part, dict) and kind not in _CHAT_PARTS:
             raise SchemaError(f"{at}[{j}].type", f"a chat-completions content part ({', '.join(sorted(_CHAT_PARTS))})",
                               kind, source=source)
+
+
+def _check_arguments(calls: Any, at: str, source: str) -> None:
+    """A call's arguments, as the chat API sends them, are JSON text: a log cut in the middle of one is broken."""
+    if not isinstance(calls, list):
+        return
+    for j, call in enumerate(calls):
+        arguments = (call.get("function") or {}).get("arguments") if isinstance(call, dict) else None
+        if isinstance(arguments, str):
+            try:
+                json.loads(arguments)
+            except ValueError:
+                raise SchemaError(f"{at}[{j}].function.arguments", "JSON text", arguments, source=source) from None

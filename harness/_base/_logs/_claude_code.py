@@ -39,13 +39,22 @@ def read_claude_code(lines: list[tuple[int, Any]], *, source: str) -> SessionLog
     left_out: Counter = Counter()
     open_id: str | None = None  # the assistant message still being written, line by line
     open_at = -1  # where its turn stands in ``out``
+    seen: set[str] = set()  # after /compact Claude Code writes a kept line again, with its uuid
     for number, event in lines:
         where = at_line(source, number)
         if not is_claude_code_event(event):
+            if isinstance(event, dict) and "payload" in event:  # a line of a Codex rollout, or the like
+                raise SchemaError("type", "a Claude Code event type (user, assistant, system, summary ...)",
+                                  event.get("type"), source=where)
             raise SchemaError("<root>", "a Claude Code event (an object with a 'type' and its 'uuid', 'sessionId' ...)",
                               event, source=where)
         if event["type"] not in _CONVERSATION or event.get("isSidechain") is True:
             continue
+        uuid = event.get("uuid")
+        if isinstance(uuid, str):
+            if uuid in seen:
+                continue
+            seen.add(uuid)
         message = event.get("message")
         if not isinstance(message, dict):
             raise SchemaError("message", "a Messages API message (an object)", message, source=where)

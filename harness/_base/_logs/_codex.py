@@ -13,12 +13,13 @@ from typing import Any
 
 from harness._base._errors import SchemaError
 from harness._base._logs._records import SessionLog, at_line
-from harness._base._logs._responses import is_responses_item, read_responses_items
+from harness._base._logs._responses import RESPONSES_ITEM_TYPES, is_responses_item, read_responses_items
 
 __all__ = ["CODEX_RECORDS", "is_codex_line", "read_codex"]
 
-#: The record types of a rollout line; only ``response_item`` and ``compacted`` carry the conversation.
-CODEX_RECORDS = frozenset({"session_meta", "response_item", "event_msg", "turn_context", "compacted"})
+#: The record types a rollout line has had; only ``response_item`` and ``compacted`` carry the conversation.
+CODEX_RECORDS = frozenset({"session_meta", "response_item", "event_msg", "turn_context", "compacted", "world_state",
+                           "token_usage_record"})
 
 
 def is_codex_line(value: Any) -> bool:
@@ -34,6 +35,10 @@ def read_codex(lines: list[tuple[int, Any]], *, source: str) -> SessionLog:
     """One rollout (its parsed lines, each with its number) as one session."""
     items: list[Any] = []
     origins: list[tuple[str, str]] = []
+    first_number, first = lines[0]
+    if isinstance(first, dict) and "payload" in first and first.get("type") != "session_meta":
+        raise SchemaError("type", "'session_meta' (a rollout opens with its session's metadata)", first.get("type"),
+                          source=at_line(source, first_number))
     for number, value in lines:
         where = at_line(source, number)
         if not isinstance(value, dict):
@@ -41,6 +46,9 @@ def read_codex(lines: list[tuple[int, Any]], *, source: str) -> SessionLog:
         kind = value.get("type")
         if "payload" in value:
             payload = value["payload"]
+            if not isinstance(kind, str):
+                raise SchemaError("type", "a rollout record type (session_meta, response_item, event_msg ...)", kind,
+                                  source=where)
             if kind == "response_item":
                 items.append(payload)
                 origins.append((where, "payload"))
@@ -51,12 +59,13 @@ def read_codex(lines: list[tuple[int, Any]], *, source: str) -> SessionLog:
                                       source=where)
                 items.append({"type": "message", "role": "user", "content": message})
                 origins.append((where, "payload.message"))
-            elif kind not in CODEX_RECORDS:
-                raise SchemaError("type", f"a rollout record type ({', '.join(sorted(CODEX_RECORDS))})", kind,
-                                  source=where)
+            # any other record (event_msg, turn_context, world_state, token_usage_record...) is bookkeeping
         elif is_responses_item(value) or kind == "message":
             items.append(value)  # an earlier rollout's bare item
-            origins.append((where, "<root>"))
+            origins.append((where, ""))
+        elif isinstance(kind, str):
+            raise SchemaError("type", f"a Responses item type ({', '.join(sorted(RESPONSES_ITEM_TYPES))})", kind,
+                              source=where)
         elif not is_codex_line(value):
             raise SchemaError("<root>", "a rollout record ({\"timestamp\", \"type\", \"payload\"}) or a Responses item",
                               value, source=where)

@@ -67,15 +67,20 @@ _UNCARRIED = {
 
 
 def left_out_of(value: Any, counts: Counter | None = None) -> Counter:
-    """What ``value`` (a message, an item, a block list) holds that a turn cannot carry, counted."""
+    """What ``value`` (a message, an item, a block list) holds that a turn cannot carry, counted (an item a log
+    recorded twice under one ``id``, as Codex re-records an aborted turn's, once)."""
     counts = Counter() if counts is None else counts
+    seen: set[tuple[str, str]] = set()
     stack = [value]
     while stack:
         node = stack.pop()
         if isinstance(node, dict):
             kind = node.get("type")
             if isinstance(kind, str) and kind in _UNCARRIED:
-                counts[_UNCARRIED[kind]] += 1
+                key = (kind, node.get("id"))
+                if not isinstance(key[1], str) or key not in seen:
+                    counts[_UNCARRIED[kind]] += 1
+                    seen.add(key)
                 continue
             stack.extend(v for v in node.values() if isinstance(v, dict | list))
         elif isinstance(node, list):
