@@ -103,13 +103,16 @@ def _idle_reading(text: str, literals: frozenset[str], ratio: float, counter) ->
     if not text.strip():
         return _IdleReading(0, "", frozenset(), ())
     holds = frozenset(lit for lit in literals if lit in text and has_token(text, lit))
+    tokens = identifier_tokens(text)
     marked: dict[frozenset[str], list[str]] = {}
-    for token in identifier_tokens(text):
-        marked.setdefault(_marks(token), []).append(token)
+    for token in tokens:
+        if not token.isalnum():  # a plain word has no marks: only a literal without any could be near it
+            marked.setdefault(_marks(token), []).append(token)
     near = []
     for lit in sorted(literals - holds):  # a near miss keeps the literal's shape: every mark of it
         wanted = _marks(lit)
-        shaped = frozenset(t for marks, group in marked.items() if wanted <= marks for t in group)
+        shaped = tokens if not wanted else frozenset(
+            t for marks, group in marked.items() if wanted <= marks for t in group)
         if shaped and (hit := nearest(lit, shaped, ratio)) is not None:
             near.append((lit, hit))
     longest = max((line.strip() for line in text.split("\n")), key=len)

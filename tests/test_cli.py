@@ -1,6 +1,7 @@
 """The command-line contract: commands, exit codes, the JSON report, clear errors."""
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -221,3 +222,54 @@ def test_a_reader_that_went_away_is_not_an_internal_error():
     finally:
         os.close(write)
     assert done.returncode == 0 and b"InternalError" not in done.stderr, done.stderr
+
+
+# -- sessions sized to the budget, compacting as a runtime does, and what a run will spend -------------------
+
+def _fifth_summarizer(tmp_path):
+    module = tmp_path / "fifth.py"
+    module.write_text("def summarize(messages, budget):\n"
+                      "    return [{'role': 'system', 'content': ' '.join(['summary'] * int(0.2 * budget))}]\n")
+    return f"{module}:summarize"
+
+
+def test_the_estimate_is_what_the_run_then_spends_for_a_compactor_returning_a_fifth(tmp_path, capsys):
+    """``run --estimate`` plays the run's own sessions with a stand-in returning a fifth of its budget: for a
+    summarizer that does the same, the calls and the tokens handed over are exactly the run's."""
+    spec = _fifth_summarizer(tmp_path)
+    common = ["--summarizer", spec, "--seed", "4", "--examples", "8", "--only", "budget-respected", "--inline"]
+    assert main(["run", "--estimate", *common]) == 0
+    said = capsys.readouterr().out
+    calls, tokens = (int(x.replace(",", "")) for x in re.search(
+        r"takes about ([\d,]+) calls handed ([\d,]+) prompt tokens", said).groups())
+    report = tmp_path / "r.json"
+    assert main(["run", *common, "--quiet", "--report-json", str(report)]) == 0
+    data = json.loads(report.read_text())
+    assert (data["summarizer_calls"], data["calls"]["handed_tokens"]) == (calls, tokens)
+    assert data["sessions"]["request_tokens_total"] == tokens and calls > 8
+
+
+def test_no_planned_cuts_and_no_tighten_run_a_session_as_a_runtime_does(tmp_path):
+    spec = _fifth_summarizer(tmp_path)
+    runs = {}
+    for name, extra in (("default", []), ("runtime", ["--no-planned-cuts", "--no-tighten", "--trigger", "0.6"])):
+        report = tmp_path / f"{name}.json"
+        main(["run", "--summarizer", spec, "--seed", "2", "--examples", "10", "--only", "budget-respected",
+              "--inline", "--quiet", "--report-json", str(report), *extra])
+        runs[name] = json.loads(report.read_text())["sessions"]
+    assert runs["default"]["forced_by_planned_cuts"] > 0 and runs["default"]["tightened_sessions"] > 0
+    runtime = runs["runtime"]
+    assert (runtime["forced_by_planned_cuts"], runtime["tightened_sessions"]) == (0, 0)
+    assert runtime["by_trigger"] == sum(runtime["compactions"]) > 0
+    assert (runtime["trigger"], runtime["planned_cuts"], runtime["tighten"]) == (0.6, False, False)
+
+
+def test_sessions_are_sized_in_windows_of_the_budget(tmp_path):
+    """A keep-everything compactor compacts about once a window: at a production budget, as at the default."""
+    report = tmp_path / "r.json"
+    main(["run", "--summarizer", "harness.summarizers.identity:summarize", "--budget", "128000", "--seed", "1",
+          "--examples", "6", "--max-windows", "5", "--only", "budget-respected", "--trials", "0", "--quiet",
+          "--report-json", str(report)])
+    sessions = json.loads(report.read_text())["sessions"]
+    assert all(t <= 5 * 0.8 * 128000 * 1.2 for t in sessions["tokens"])
+    assert max(sessions["compactions"]) >= 4 and sessions["request_tokens_median"] >= 0.75 * 128000

@@ -27,6 +27,7 @@ from typing import Any
 from harness._base._calling import valid_text
 from harness._base._errors import InfraError, MalformedResult, SpecError
 from harness._base._protocol import CompactionRequest, CompactionResult, result_from_dict
+from harness._base._tokens import context_tokens
 from harness._app.calling._cache import Answer, CallCache, FailedCall
 from harness._app.calling._cmd import CommandTransport
 from harness._app.calling._http import HttpTransport
@@ -72,6 +73,12 @@ class CallStats:
     asked_again: int = 0  # of ``calls``, those made with the cache bypassed (trials, determinism probes)
     reasked: int = 0  # of those, requests the cache already held an answer to (comparable)
     answered_differently: int = 0  # of those, answered differently from the answer held
+    handed_tokens: int = 0  # the contexts fresh calls were handed, in tokens as the harness counts them
+
+    @property
+    def spent(self) -> int:
+        """Tokens the calls cost: the provider's count where it reports usage, else the contexts handed over."""
+        return self.tokens if self.usage_known else self.handed_tokens
 
     @property
     def tokens(self) -> int:
@@ -271,8 +278,10 @@ class Summarizer:
             if own:
                 self._checkin(transport)
         self._local.calls = getattr(self._local, "calls", 0) + 1
+        handed = context_tokens(request.turns)
         with self._lock:
             self.stats.calls += 1
+            self.stats.handed_tokens += handed
             self.stats.retries += retries
             self.stats.latencies.append(time.monotonic() - start)
             if answer is not None:

@@ -10,6 +10,7 @@ import dataclasses
 import hashlib
 import json
 import os
+import secrets
 import shlex
 import sys
 from pathlib import Path
@@ -33,10 +34,13 @@ from harness._app.reports._junit import compare_junit, replay_junit, run_junit
 from harness._app.reports._text import printable, render_fuzz_text, render_text
 from harness._app.reports._shards import merged_nights
 from harness._app.reports._trend import nightly, trend_text
+from harness._app.calling._summarizer import ADAPTERS
+from harness._app.running._estimate import estimate
 from harness._app.running._evaluate import prose_rules, token_counter
 from harness._app.running._options import DEFAULT_BUDGET, Generation, Judging, Limits, RunConfig
 from harness._app.running._run import run, shrink_transcript
 from oracles import registered, select
+from strategies import load_background
 
 __all__ = ["COMMANDS", "check_prompt"]
 
@@ -87,9 +91,15 @@ def _write_reports(document: dict, args, outputs: Outputs) -> list[str]:
 
 
 def _run(args, outputs: Outputs) -> ExitCode:
-    config = run_config(args, examples=args.examples, seed=args.seed, max_turns=args.max_turns,
+    seed = args.seed if args.seed is not None else secrets.randbits(32)  # one seed for the estimate and the run
+    config = run_config(args, examples=args.examples, seed=seed, max_turns=args.max_turns,
                         max_windows=args.max_windows, background=args.background, jobs=args.jobs, consumers=tuple(args.consumer),
                         shard=args.shard, database=args.database, database_readonly=args.database_readonly)
+    if args.estimate or (not args.quiet and config.calling.summarizer.startswith(tuple(ADAPTERS))):
+        background = load_background(args.background) if args.background else None
+        print(estimate(config, background, seed).describe(), file=sys.stdout if args.estimate else sys.stderr)
+        if args.estimate:
+            return ExitCode.OK
     saver = CorpusSaver(args.corpus, summarizer=config.calling.summarizer, budget=config.judging.budget,
                         dialect=config.judging.dialect)
     result = dataclasses.replace(run(config, on_failure=saver), corpus_files=saver.files)

@@ -321,6 +321,10 @@ def build_parser() -> argparse.ArgumentParser:
                           "on, e.g. router=handle-retained,closure; a result the oracles did not verify for it is a "
                           "consumer-requirements violation (repeatable)")
     _add_background_option(run)
+    run.add_argument("--estimate", action="store_true",
+                     help="say what the run will spend (calls and prompt tokens exploring, the most each finding may "
+                          "add) without calling the summarizer, and exit; a run of a model (openai:, http://, cmd:) "
+                          "prints it first anyway")
     _add_sharing_options(run)
 
     fuzz = _command(sub, parser, "fuzz", help="coverage-guided fuzzing of a Python summarizer's own code (atheris); "

@@ -49,6 +49,7 @@ def report_dict(result: RunResult) -> dict[str, Any]:
             "original_turns": f.original_turns,
             "shrink_checks": f.shrink_checks,
             "shrink_summarizer_calls": f.shrink_calls,
+            "spent_tokens": f.spent_tokens,
             "shrink_stopped": f.shrink_stopped,
             "trials": None if f.trials is None else {"failed": f.trials[0], "of": f.trials[1]},
             "rate": f.rate,
@@ -86,6 +87,7 @@ def report_dict(result: RunResult) -> dict[str, Any]:
         "calls": {
             "calls": result.stats.calls, "asked_again": result.stats.asked_again, "cache_hits": result.cache_hits,
             "retries": result.stats.retries, "usage_known": result.stats.usage_known,
+            "handed_tokens": result.stats.handed_tokens,
             "prompt_tokens": result.stats.prompt_tokens, "completion_tokens": result.stats.completion_tokens,
             "latency_p50_s": result.stats.latency(0.5), "latency_p95_s": result.stats.latency(0.95),
         },
@@ -118,7 +120,8 @@ def sessions_dict(result: RunResult) -> dict[str, Any]:
             "max_turns": result.config.generation.max_turns, "tokens": list(s.tokens),
             "compactions": list(s.rounds), "by_trigger": s.by_trigger, "forced_by_planned_cuts": s.planned,
             "tightened_sessions": s.tightened,
-            "request_tokens_median": statistics.median(s.requests) if s.requests else None}
+            "request_tokens_median": statistics.median(s.requests) if s.requests else None,
+            "request_tokens_total": sum(s.requests)}
 
 
 def finding_row(v: dict[str, Any], n: int) -> dict[str, Any]:

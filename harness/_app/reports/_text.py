@@ -71,7 +71,8 @@ def _failure_block(result: RunResult, f: Failure, show_context: bool = False) ->
     at_budget = "" if f.budget == result.config.judging.budget else \
         f", fails at budget {f.budget} (the run's {result.config.judging.budget}, lowered while shrinking; at the run's budget it needs more filler)"
     lines.append(f"  minimal transcript: {len(t.turns)} turns (from {f.original_turns}), {len(t.facts)} facts{at_budget}, "
-                 f"shrunk in {f.shrink_checks} checks, {f.shrink_calls} new summarizer calls")
+                 f"shrunk in {f.shrink_checks} checks, {f.shrink_calls} new summarizer calls"
+                 + (f" ({f.spent_tokens:,} tokens with its trials)" if f.spent_tokens else ""))
     if f.shrink_stopped:
         lines.append(f"  {_stopped(f.shrink_stopped, result.config.limits.shrink_calls)}: the smallest failing "
                      f"transcript found so far")
@@ -292,6 +293,8 @@ def _calls_line(result: RunResult, label: str) -> str:
              f"{result.cache_hits} cache hits", f"{stats.retries} retries"]
     if stats.usage_known:
         parts.append(f"{stats.prompt_tokens:,} prompt + {stats.completion_tokens:,} completion tokens")
+    elif stats.handed_tokens:
+        parts.append(f"{stats.handed_tokens:,} tokens of context handed over")
     parts.append(f"latency p50 {_seconds(stats.latency(0.5))}, p95 {_seconds(stats.latency(0.95))} per call")
     return f"{label}: " + " · ".join(parts)
 

@@ -61,6 +61,8 @@ class Failure:
     # ``"dropped"`` when the compactor dropped the obligation's own turns and wrote nothing for it: one root
     # cause whatever invariant and kind showed it (``harness._app.running._causes``); None when it wrote it wrong.
     cause: str | None = None
+    # Tokens its shrinking and trials cost (``CallStats.spent``: the provider's count, else the contexts handed over).
+    spent_tokens: int = 0
 
     @property
     def forced(self) -> bool:

@@ -32,6 +32,7 @@ def shrink_failure(cause: Cause, first: Transcript, summarizer: Summarizer, conf
     """
     key, violation = cause.key, cause.violation
     judging, trials = config.judging, config.limits.trials
+    spent_before = summarizer.stats.spent
     summarize = budget.metered(summarizer)
     budget.start_shrinking(failures_left)
     again = asker(summarizer, budget) if key[0] == "deterministic" else None
@@ -92,7 +93,8 @@ def shrink_failure(cause: Cause, first: Transcript, summarizer: Summarizer, conf
                    boundaries=boundaries, planned=planned, evidence=finding.evidence and str(finding.evidence), also=also,
                    also_seen=tuple(sorted(seen)),
                    also_kinds=_other_kinds(None if cause_kind == DROPPED else key[0], finding.fact_kind, pairs_seen),
-                   seen=tuple(sorted(pairs_seen, key=str)), cause=cause_kind)
+                   seen=tuple(sorted(pairs_seen, key=str)), cause=cause_kind,
+                   spent_tokens=summarizer.stats.spent - spent_before)
 
 
 def _also_broken(cause: Cause, transcript: Transcript, at_budget: int, summarize, judging, chosen,
