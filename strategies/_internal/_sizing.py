@@ -5,8 +5,9 @@ fills the window tests nothing of a summarizer's behaviour at depth. So a sessio
 drawn as a number of *windows*: how many times its turns would fill the context up to the trigger if
 nothing were compacted. A compactor that keeps everything compacts about once a window; one that
 compacts compacts more often. Its tool results are of real size (``_tools.sized_tool_unit``), none over
-a quarter of a window: a runtime cuts longer output, and a result bigger than that would fill the
-window by itself.
+an eighth of a window: a runtime cuts longer output (Claude Code keeps 25,000 tokens of a tool's output in a
+200,000-token window, about an eighth of its window), and a few results that size would fill the window by
+themselves.
 """
 
 from __future__ import annotations
@@ -59,8 +60,8 @@ class Sizing:
 
     @property
     def output_cap(self) -> int:
-        """The largest tool result: a quarter of a window, and never over what a runtime keeps of one."""
-        return max(1, min(OUTPUT_MAX_TOKENS, self.window // 4))
+        """The largest tool result: an eighth of a window, and never over what a runtime keeps of one."""
+        return max(1, min(OUTPUT_MAX_TOKENS, self.window // 8))
 
     def windows(self) -> st.SearchStrategy[int]:
         """How many windows a session spans: half the draws from the upper half of the range, so long sessions

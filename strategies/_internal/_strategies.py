@@ -231,7 +231,7 @@ def skeletons(
     Sized by turns, about half of them are drawn from the upper half of that range. Sized to a
     ``budget``, a session spans ``min_windows`` to ``max_windows`` windows (a window: the tokens from an
     empty context to the ``trigger`` share of the budget; about half from the upper half of the range),
-    its tool results of real size (tens to thousands of tokens, none over a quarter of a window), and
+    its tool results of real size (tens to thousands of tokens, none over an eighth of a window), and
     ``max_turns`` (default 50,000) caps its turns; ``min_turns`` does not apply. Decoys are planted
     (``min_decoys`` to ``max_decoys``) where ``max_turns`` leaves room, and so are effects
     (``min_effects`` to ``max_effects``: irreversible tool calls, each governed by a gating field
