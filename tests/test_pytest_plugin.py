@@ -128,6 +128,9 @@ def test_the_harness_items_run_alone_with_their_marker(pytester):
         (["--summarizer-budget", "lots"], "--summarizer-budget 'lots': expected a whole number"),
         (["--summarizer-seed", "-1"], "--summarizer-seed -1: expected a number >= 0"),
         (["--summarizer-protocol", "chat"], "--summarizer-protocol 'chat': expected messages or rich"),
+        (["--summarizer-trigger", "1.5"], "--summarizer-trigger '1.5': expected a share of the budget in (0, 1]"),
+        (["--summarizer-max-windows", "0"], "--summarizer-max-windows 0: expected a number >= 1"),
+        (["--summarizer-max-turns", "few"], "--summarizer-max-turns 'few': expected a whole number"),
     ],
 )
 def test_bad_option_values_are_usage_errors(pytester, args, message):

@@ -77,6 +77,25 @@ def test_a_run_is_one_case_per_oracle_failing_where_the_run_failed(junit_schema,
     assert document["violations"][0]["reproduce"] in xml
 
 
+def test_every_report_says_which_compactions_the_trigger_fired_and_which_were_forced(junit_schema, mutant_run):
+    from harness._app.reports._html import render_html
+    from harness._app.reports._text import render_text
+
+    document = report_dict(mutant_run)
+    sessions = document["sessions"]
+    fired, forced = sessions["by_trigger"], sessions["forced_by_planned_cuts"]
+    assert fired + forced == sum(sessions["compactions"]) > 0 and forced > 0
+    said = f"{fired} fired by the trigger"
+    assert said in render_text(mutant_run)
+    xml = run_junit(document, oracles=document["oracles"])
+    junit_schema.validate(xml)
+    assert f"{sum(sessions['compactions'])} compactions, {said}, {forced} forced by planned cuts" in xml
+    assert f"{fired:,} by the trigger, {forced:,} forced by planned cuts" in render_html([("run", document)], threshold=0.9)
+    for v, f in zip(document["violations"], mutant_run.failures):  # each finding says how its compaction came
+        assert v["forced"] == f.forced
+        assert ("(forced by a planned cut)" in render_text(mutant_run)) == any(x.forced for x in mutant_run.failures)
+
+
 def test_a_clean_run_passes_every_case_and_an_incomplete_one_does_not(junit_schema):
     clean = report_dict(run(RunConfig.of(CORRECT, examples=8, seed=3, max_turns=200, quiet=True,
                                       isolation="inline")))

@@ -68,8 +68,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="chat (default), anthropic or openai-responses: the message shape a messages summarizer is "
                          "called with and answers in")
     group.addoption("--summarizer-background", metavar="PATH", default=None,
-                    help="your own session logs (.json, .jsonl or a folder of them) as the filler of generated "
-                         "transcripts")
+                    help="your own session logs as the filler of generated transcripts: a file or folder of Claude "
+                         "Code or Codex JSONL, Agents SDK items, Anthropic bodies, LangChain dumps or chat messages")
 
 
 def _int_option(config: pytest.Config, name: str, minimum: int) -> int:

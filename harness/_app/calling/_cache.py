@@ -48,7 +48,7 @@ class CallCache:
     """Summarizer answers by content hash: in memory, and on disk when given a directory."""
 
     def __init__(self, directory: str | Path | None = None, *, max_entries: int | None = None):
-        self._memory: dict[str, Any] = {}
+        self._memory: dict[str, Answer] = {}
         self._max_entries = max_entries  # answers kept in memory (oldest forgotten first); None: all
         self._dir = output_dir(directory, option="--cache-dir") if directory else None
         self.hits = 0

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from harness._base._calling import DEFAULT_MAX_RESULT_CHARS
 from harness._base._errors import InvalidArgument
 from harness._base._protocol import PROTOCOLS
 from harness._app.calling._redact import Redactor

@@ -22,7 +22,6 @@ import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from harness._base._calling import valid_text
 from harness._base._errors import InfraError, MalformedResult, SpecError

@@ -108,7 +108,7 @@ def _run(args, outputs: Outputs) -> ExitCode:
 
 
 def _fuzz(args, outputs: Outputs) -> ExitCode:
-    config = run_config(args, seed=args.seed, max_turns=args.max_turns)
+    config = run_config(args, seed=args.seed, max_turns=args.max_turns, background=args.background)
     max_time = args.max_time if args.max_time is not None else (None if args.runs else DEFAULT_FUZZ_TIME)
     fuzz_config = FuzzConfig(config.but(max_time=None), max_time=max_time, runs=args.runs,
                              jobs=args.jobs, directory=args.fuzz_dir, corpus=args.corpus,

@@ -341,6 +341,7 @@ def build_parser() -> argparse.ArgumentParser:
     fuzz.add_argument("--max-turns", type=_whole_number("--max-turns"), default=DEFAULT_FUZZ_MAX_TURNS, metavar="T",
                       help=f"longest transcript to generate (default {DEFAULT_FUZZ_MAX_TURNS}: fuzzing wants many "
                            f"cheap executions)")
+    _add_background_option(fuzz)
     fuzz.add_argument("--corpus", metavar="DIR", help="save every new minimal failure into this corpus directory; the "
                                                       "fuzzer's own inputs then live beside it, in DIR.fuzz/")
     fuzz.add_argument("--fuzz-dir", metavar="DIR", default=None,

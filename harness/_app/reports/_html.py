@@ -186,8 +186,14 @@ def _summary(d: dict[str, Any]) -> str:
     if calls.get("usage_known"):
         items.append(("tokens spent", f"{calls.get('prompt_tokens', 0):,} prompt + "
                                       f"{calls.get('completion_tokens', 0):,} completion"))
+    elif calls.get("handed_tokens"):
+        items.append(("tokens handed over", f"{calls['handed_tokens']:,} (no usage reported)"))
     else:
         items.append(("cost", "not reported by the summarizer"))
+    sessions = d.get("sessions") or {}
+    if sessions.get("compactions"):
+        items.append(("compactions", f"{sum(sessions['compactions']):,}: {sessions.get('by_trigger', 0):,} by the "
+                                     f"trigger, {sessions.get('forced_by_planned_cuts', 0):,} forced by planned cuts"))
     if d.get("first_failure_calls") is not None:
         items.append(("calls to first failure", d["first_failure_calls"]))
     code = d.get("exit_code")
@@ -218,7 +224,8 @@ def _failure(v: dict[str, Any], index: int, anchor: str, corpus: str = "") -> st
     transcript = v.get("transcript") or {}
     facts = [f for f in transcript.get("facts", []) if isinstance(f, dict)]
     failing = next((f for f in facts if f.get("id") == v.get("fact_id")), None)
-    where = (f"compaction {v['round'] + 1}, after turn {v.get('boundary')}" if isinstance(v.get("round"), int)
+    forced = " (forced by a planned cut)" if v.get("forced") else ""
+    where = (f"compaction {v['round'] + 1}{forced}, after turn {v.get('boundary')}" if isinstance(v.get("round"), int)
              else "across the session")
     kind = v.get("fact_kind") or "structure"
     out = [f'<article class="failure" id="{block_id(anchor, index)}" data-invariant="{_e(v["invariant"])}">',

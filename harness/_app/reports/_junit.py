@@ -73,8 +73,12 @@ def run_junit(document: dict[str, Any], *, oracles: Sequence[str], seconds: floa
     if document.get("incomplete"):
         ET.SubElement(complete, "error", message=_one_line(f"incomplete: {document['incomplete']}"), type="incomplete")
     cases.append(complete)
+    sessions = document.get("sessions") or {}
+    said = (f"sessions: {sum(sessions['compactions'])} compactions, {sessions.get('by_trigger', 0)} fired by the "
+            f"trigger, {sessions.get('forced_by_planned_cuts', 0)} forced by planned cuts"
+            if sessions.get("compactions") else "")
     return _document(f"compaction-harness {summarizer} (seed {document.get('seed')})", cases, seconds,
-                     "\n".join(document.get("warnings") or []))
+                     "\n".join(line for line in (*(document.get("warnings") or []), said) if line))
 
 
 def _unclear_text(u: dict[str, Any]) -> str:
@@ -156,7 +160,8 @@ def _case(classname: str, name: str) -> ET.Element:
 
 
 def _violation_text(v: dict[str, Any]) -> str:
-    where = f"compaction {v['round'] + 1}, after turn {v.get('boundary')}" if isinstance(v.get("round"), int) \
+    forced = " (forced by a planned cut)" if v.get("forced") else ""
+    where = f"compaction {v['round'] + 1}{forced}, after turn {v.get('boundary')}" if isinstance(v.get("round"), int) \
         else "across the session"
     lines = [f"{v['invariant']} - {v.get('fact_kind') or 'structure'} ({where})", str(v.get("detail", ""))]
     if v.get("expected"):

@@ -88,4 +88,4 @@ def _continue_message(out: list[LoggedTurn], at: int, turns: list[LoggedTurn]) -
             head = replace(head, text=text, tool_calls=(*head.tool_calls, *turn.tool_calls))
         else:
             out.append(logged)
-    out[at] = replace(out[at], turn=head, id_field=out[at].id_field or (f"message.content" if head.tool_calls else ""))
+    out[at] = replace(out[at], turn=head, id_field=out[at].id_field or ("message.content" if head.tool_calls else ""))
