@@ -97,7 +97,7 @@ def test_python_summarizers_run_in_several_workers_with_jobs():
 
 def test_a_models_text_summary_cannot_carry_an_in_flight_call_as_a_handle():
     with openai_stub(prose.summarize) as api:
-        result = run(RunConfig.of("openai:test-model", base_url=api.url + "/v1", examples=30, max_turns=200,
+        result = run(RunConfig.of("openai:test-model", base_url=api.url + "/v1", max_turns=200,
                                seed=3, quiet=True, protocol="rich", only=("handle-carried",), trials=0))
     (failure,) = result.failures
     assert "only in prose" in failure.detail and failure.fact_kind == "in_flight_call"

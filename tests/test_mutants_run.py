@@ -1,5 +1,5 @@
 """Every bundled mutant is caught by its own oracle through ``run`` as a team runs it: sessions sized to the
-default budget, real-sized tool output, planned cuts and all. (``test_oracle_matrix`` and
+default budget and number of examples, real-sized tool output, planned cuts and all. (``test_oracle_matrix`` and
 ``test_session_matrix`` judge the same mutants on ``transcripts()`` directly.)"""
 
 import json
@@ -17,7 +17,7 @@ PAIRS = [(invariant, m.__name__) for invariant, m in (*MUTANTS.items(), *SESSION
 def test_a_mutant_is_caught_by_its_own_oracle_through_run(tmp_path, invariant, mutant):
     report = tmp_path / "r.json"
     extra = ["--consumer", "router=handle-retained,closure"] if invariant == "consumer-requirements" else []
-    main(["run", "--summarizer", f"harness.summarizers.mutants:{mutant}", "--examples", "30", "--seed", "3",
+    main(["run", "--summarizer", f"harness.summarizers.mutants:{mutant}", "--seed", "3",
           "--quiet", "--inline", "--shrink-calls", "30", "--trials", "3" if invariant == "deterministic" else "1",
           "--report-json", str(report), *extra])
     data = json.loads(report.read_text())

@@ -253,7 +253,7 @@ def test_a_damaged_cache_file_is_discarded_and_named(tmp_path, capsys):
 
 def test_shrinking_stops_after_a_few_timeouts_whatever_the_call_budget(tmp_path):
     report = tmp_path / "r.json"
-    proc = _cli("run", "--summarizer", HOSTILE + ":hangs_on_one_message", "--timeout", "0.5", "--examples", "5",
+    proc = _cli("run", "--summarizer", HOSTILE + ":hangs_on_short_requests", "--timeout", "0.5", "--examples", "5",
                 "--max-turns", "100", "--seed", "0", "--quiet", "--report-json", str(report), timeout=240)
     assert proc.returncode == 1
     stops = {v["shrink_stopped"] for v in _report(report)["violations"]}

@@ -623,7 +623,8 @@ def test_replay_errors_behind_exit_1_fail_the_night(finding_night, tmp_path):
 def test_findings_that_miss_the_shard_corpus_fail(tmp_path):
     """A finding saved somewhere the artifact does not hold (here RUN_ARGS overrides --corpus) never reaches the
     merge job, so it could not count as new: the shard says so and goes red."""
-    done = night(tmp_path, {"SUMMARIZER": FINDS, "PROTOCOL": "messages", "RUN_ARGS": "--corpus elsewhere"},
+    done = night(tmp_path, {"SUMMARIZER": FINDS, "PROTOCOL": "messages", "MAX_TURNS": "80",
+                         "RUN_ARGS": "--corpus elsewhere"},
                  corpus=None, shards=(0,), merge=False)
     shard = done.shards[0]
     assert shard.outputs["run"]["status"] == "1" and int(shard.outputs["run"]["findings"]) > 0, shard.log
@@ -639,7 +640,7 @@ def test_the_shards_of_a_night_share_a_real_redis(tmp_path):
 
     server = RedisServer(tmp_path)
     try:
-        env = {"SUMMARIZER": FINDS, "PROTOCOL": "messages", "EXAMPLES": "8", "MAX_TURNS": "80",
+        env = {"SUMMARIZER": FINDS, "PROTOCOL": "messages", "EXAMPLES": "12", "MAX_TURNS": "80",
                "DATABASE_URL": server.url}
         store = tmp_path / "artifacts"
         for n in (0, 1):  # one after the other, as a night whose second shard starts later

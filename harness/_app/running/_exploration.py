@@ -18,10 +18,10 @@ from hypothesis import HealthCheck, Phase, Verbosity, find, settings
 from hypothesis.database import ExampleDatabase
 from hypothesis.errors import NoSuchExample, Unsatisfiable
 
-from harness._base._model import Transcript
 from harness._app.judging._judge import StopJudging
 from harness._app.running._budget import Budget
 from harness._app.running._options import Generation, Judging
+from harness._app.running._seed_only import seed_only
 from strategies import Background, skeletons
 
 __all__ = ["run_strategy", "dense_skeletons", "stages", "generate", "Prefetched", "judge_in_order", "probed",
@@ -85,15 +85,17 @@ def hypothesis_settings(examples: int, phases, db: ExampleDatabase | None = None
 def generate(stages, run_seed: int, take: Callable[[Any], None]) -> None:
     """Every stage's skeletons, in Hypothesis's order, handed to ``take`` one by one as generated.
 
-    Generation never depends on what judging finds (every example is uninteresting to ``find``), so
-    judging them later, in any number of threads, sees the same examples as judging each one at once.
+    Generation depends on the seed alone (``seed_only``), never on what judging finds (every example is
+    uninteresting to ``find``), so judging them later, in any number of threads, sees the same examples as
+    judging each one at once.
     ``take`` may raise ``StopJudging`` to end generation.
     """
     for stage, (strategy, examples) in enumerate(stages):
         rng = random.Random(run_seed if stage == 0 else f"{run_seed}/{stage}")
         try:
-            find(strategy, lambda skeleton: take(skeleton) and False,
-                 settings=hypothesis_settings(examples, [Phase.generate]), random=rng)
+            with seed_only():
+                find(strategy, lambda skeleton: take(skeleton) and False,
+                     settings=hypothesis_settings(examples, [Phase.generate]), random=rng)
         except (NoSuchExample, Unsatisfiable):
             pass
 
