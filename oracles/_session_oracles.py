@@ -208,8 +208,10 @@ def handle_carried(case: SessionCase) -> Iterator[Finding]:
                    "pending calls itself)" if prose else "lost its handle")
             when = (f"its result arrives at turn {arrives}" if arrives is not None
                     else f"it is still in flight after {len(during)} compactions")
+            at = (f"compaction {during[0] + 1}" if len(during) == 1
+                  else f"compactions {during[0] + 1}..{during[-1] + 1}")
             yield Finding("handle-carried", Severity.VIOLATE,
-                          f"call {call_id} was in flight at compactions {during[0] + 1}..{during[-1] + 1} and "
+                          f"call {call_id} was in flight at {at} and "
                           f"{when}, but compaction {r + 1} {how}", fact.id, str(fact.kind),
                           expected=f"{call_id} as a tool call or ledger entry", found=call_id if prose else None,
                           call_id=call_id, round=r, evidence=Evidence.SHAPE)

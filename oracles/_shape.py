@@ -6,8 +6,9 @@ import functools
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from harness._base._model import FactKind, Role
-from harness._base._tokens import count_tokens
+from harness._base._model import FactKind, Role, Turn
+from harness._base._protocol import LedgerEntry
+from harness._base._tokens import context_tokens, count_tokens
 from harness._base._wholetoken import has_token, token_spans
 from oracles._context import identifier_tokens, line_at, nearest
 from oracles._core import Case, Evidence, Finding, Severity, oracle
@@ -19,6 +20,7 @@ def tool_pairing(case: Case) -> Iterator[Finding]:
     answered_in_window = {t.tool_call_id for t in case.window if t.role is Role.TOOL}
     # A result whose call was never in the source is the source's own defect, not the compactor's.
     called_in_window = {c.id for t in case.window for c in t.tool_calls}
+    given_calls = {c.id for t in case.given for c in t.tool_calls}
     seen_calls: set[str] = set()
     results = {t.tool_call_id for t in case.result.messages if t.role is Role.TOOL}
     for turn in case.result.messages:
@@ -29,23 +31,52 @@ def tool_pairing(case: Case) -> Iterator[Finding]:
                               f"the context keeps call {call.id} ({call.name}) but drops its result; chat APIs reject this",
                               expected=f"result for {call.id}", found=None, call_id=call.id, evidence=Evidence.SHAPE)
         if turn.role is Role.TOOL and turn.tool_call_id not in seen_calls and turn.tool_call_id in called_in_window:
+            # In a session, a result handed over without its call came after an earlier compaction dropped the
+            # call while it was in flight: that is where the pair was broken.
+            dropped = case.request is not None and turn.tool_call_id not in given_calls
+            why = " (an earlier compaction dropped the call while it was in flight)" if dropped else ""
             yield Finding("tool-pairing", Severity.VIOLATE,
-                          f"the context keeps a result for {turn.tool_call_id} without the call before it; chat APIs reject this",
+                          f"the context keeps a result for {turn.tool_call_id} without the call before it{why}; "
+                          "chat APIs reject this",
                           expected=f"call {turn.tool_call_id} before its result", found=turn.text[:80],
                           call_id=turn.tool_call_id, evidence=Evidence.SHAPE)
 
 
 @oracle("budget-respected", reference="all")
 def budget_respected(case: Case) -> Iterator[Finding]:
-    """The result fits the token budget it was given; an overrun names what it spent the budget on."""
+    """The result fits the token budget it was given; an overrun names what it spent the budget on.
+
+    A budget smaller than the least a correct result holds (``_least_to_carry``) cannot be met: a result
+    no larger than that least is a degradation, not a violation."""
     used = case.context_tokens()
-    if used > case.budget:
-        spent, example = _spent_on_nothing_live(case)
-        detail = f"the context takes {used} tokens; the budget was {case.budget}"
-        if spent:
-            detail += f"; {spent} of them are lines that carry no live obligation, such as {example!r}"
-        yield Finding("budget-respected", Severity.VIOLATE, detail, expected=f"<= {case.budget} tokens",
-                      found=example or f"{used} tokens", evidence=Evidence.SHAPE)
+    if used <= case.budget:
+        return
+    least = _least_to_carry(case)
+    if used <= least:
+        yield Finding("budget-respected", Severity.DEGRADE,
+                      f"the context takes {used} tokens, over the budget of {case.budget}, but no correct result "
+                      f"fits it: the live obligations written verbatim and the calls still in flight take {least}",
+                      expected=f"<= {case.budget} tokens", found=f"{used} tokens", evidence=Evidence.SHAPE)
+        return
+    spent, example = _spent_on_nothing_live(case)
+    detail = f"the context takes {used} tokens; the budget was {case.budget}"
+    if least > case.budget:
+        detail += f" (and the least a correct result holds, {least})"
+    if spent:
+        detail += f"; {spent} of them are lines that carry no live obligation, such as {example!r}"
+    yield Finding("budget-respected", Severity.VIOLATE, detail, expected=f"<= {max(case.budget, least)} tokens",
+                  found=example or f"{used} tokens", evidence=Evidence.SHAPE)
+
+
+def _least_to_carry(case: Case) -> int:
+    """The tokens of the least a correct result holds: each live obligation as a verbatim ledger entry, and
+    the calls in flight at the end of what it was given (no in-flight tag covering them) re-attached in
+    one assistant message, as a provider needs them before their results arrive."""
+    tagged = {lit for f in case.live if f.kind is FactKind.IN_FLIGHT_CALL for lit in f.literals}
+    answered = {t.tool_call_id for t in case.given if t.role is Role.TOOL}
+    calls = {c.id: c for t in case.given for c in t.tool_calls if c.id not in answered and c.id not in tagged}
+    handles = (Turn(Role.ASSISTANT, "", tool_calls=tuple(calls.values())),) if calls else ()
+    return context_tokens(handles, tuple(LedgerEntry.verbatim(f) for f in case.live), case.count_tokens)
 
 
 def _spent_on_nothing_live(case: Case) -> tuple[int, str | None]:

@@ -462,3 +462,30 @@ def test_responses_dropper_trims_oldest_to_fit_and_keeps_system():
     assert _responses_tokens(out) <= 0.7 * 150
     assert out[-1] == items[-1]
     assert any("without its call" in p for p in _responses_problems(dc.responses_drop_old_calls(items, 1000)))
+
+
+# --------------------------------------------------------------------------------------------------
+# A call still in flight at the end (its result comes right after the compaction)
+# --------------------------------------------------------------------------------------------------
+
+def test_anthropic_trimmer_keeps_a_tool_use_still_in_flight_at_the_end():
+    req = _anthropic_session(8)
+    req["messages"].append({"role": "assistant", "content": [
+        {"type": "tool_use", "id": "toolu_live", "name": "run_tests", "input": {"target": "tests/"}}]})
+    out = dc.anthropic_pair_safe_trimmer(req, 300)
+    last = out["messages"][-1]
+    assert last["role"] == "assistant" and [b.get("id") for b in last["content"]] == ["toolu_live"]
+    # Its result, appended as the runtime will, makes a valid request.
+    out["messages"].append({"role": "user", "content": [
+        {"type": "tool_result", "tool_use_id": "toolu_live", "content": "12 passed"}]})
+    assert _anthropic_problems(out) == []
+
+
+def test_responses_trimmer_keeps_calls_still_in_flight_at_the_end():
+    items = _responses_session(8)
+    items += [{"type": "function_call", "call_id": "call_live", "name": "run_tests", "arguments": "{}"},
+              {"type": "function_call", "call_id": "call_live_b", "name": "grep", "arguments": "{}"}]
+    out = dc.responses_pair_safe_trimmer(items, 300)
+    assert [it.get("call_id") for it in out[-2:]] == ["call_live", "call_live_b"]
+    out += [{"type": "function_call_output", "call_id": c, "output": "done"} for c in ("call_live", "call_live_b")]
+    assert _responses_problems(out) == []

@@ -8,7 +8,8 @@ summarizers phrased differently from ours; failing rows are the failure modes.
 import pytest
 
 from harness import Fact, FactKind, Fate, Polarity, Role, Status, ToolCall, Transcript, Turn
-from harness._base._protocol import CompactionResult, LedgerEntry
+from harness._base._protocol import CompactionRequest, CompactionResult, LedgerEntry
+from harness._base._tokens import count_tokens
 from oracles import Case, Severity, check, select
 
 BUCKET = "s3://acme-prod-01/"
@@ -307,6 +308,39 @@ def test_tool_pairing_flags_orphans_both_ways():
         assert [f.call_id for f in _flags("tool-pairing", Case(transcript, 3, 10_000, CompactionResult(kept)))] == ["c1"]
     # a call whose result had not arrived by the boundary is in flight, not orphaned
     assert _flags("tool-pairing", Case(Transcript(window, (), (1,)), 1, 10_000, CompactionResult((window[0],)))) == []
+
+
+def test_tool_pairing_names_the_earlier_compaction_that_dropped_a_call_in_flight():
+    call = ToolCall("c1", "read_file", "{}")
+    window = (Turn(Role.USER, "go"), Turn(Role.ASSISTANT, "", (call,)), Turn(Role.TOOL, "data", (), "c1"))
+    transcript = Transcript(window, (), (2, 3))
+    # Compaction 1 (after the call) dropped it; the runtime then appended its result to what came back.
+    given = (Turn(Role.SYSTEM, "Earlier: the user said go."), window[2])
+    request = CompactionRequest(given, 10_000, ())
+    findings = _flags("tool-pairing", Case(transcript, 3, 10_000, CompactionResult(given), request=request))
+    assert [f.detail for f in findings] == [
+        "the context keeps a result for c1 without the call before it (an earlier compaction dropped the call "
+        "while it was in flight); chat APIs reject this"]
+    # Handed the call and its result, a compactor that drops the call is the one that broke the pair.
+    whole = CompactionRequest(window, 10_000, ())
+    findings = _flags("tool-pairing", Case(transcript, 3, 10_000, CompactionResult(given), request=whole))
+    assert [f.detail for f in findings] == ["the context keeps a result for c1 without the call before it; chat APIs "
+                                            "reject this"]
+
+
+def test_a_budget_smaller_than_what_must_be_carried_is_a_degradation_until_the_result_carries_more():
+    fact = FACTS["error"]
+    least = LedgerEntry.verbatim(fact)
+    at_least = CompactionResult((), ledger=(least,))
+    transcript = _case(fact, "x").transcript
+    tokens = count_tokens(least.render())
+    (finding,) = _flags("budget-respected", Case(transcript, 2, tokens - 1, at_least))
+    assert finding.severity is Severity.DEGRADE and "no correct result fits it" in finding.detail
+    padded = CompactionResult((Turn(Role.SYSTEM, "Earlier turns: a long story of what happened before."),),
+                              ledger=(least,))
+    (finding,) = _flags("budget-respected", Case(transcript, 2, tokens - 1, padded))
+    assert finding.severity is Severity.VIOLATE and finding.expected == f"<= {tokens} tokens"
+    assert _flags("budget-respected", Case(transcript, 2, tokens, at_least)) == []
 
 
 def test_budgets():

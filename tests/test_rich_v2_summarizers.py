@@ -260,6 +260,18 @@ def test_ledgered_keeps_in_flight_calls_as_ledger_entries():
             assert fact.literals[0] not in kept_calls(result)  # the ledger entry is its handle
 
 
+def test_ledgered_gives_up_its_narrative_before_the_budget():
+    """Under a budget that holds the ledger and nothing more, the narrative goes, stub and all."""
+    transcript = found(_CALLS, _has_in_flight)
+    request = request_for(transcript, transcript.compaction_points[0], BUDGET)
+    roomy = compact_once(ledgered.summarize, request)
+    assert roomy.messages[0].role is Role.SYSTEM
+    tight = dataclasses.replace(request, budget=context_tokens(roomy.messages[1:], roomy.ledger))
+    result = compact_once(ledgered.summarize, tight)
+    assert result.messages == roomy.messages[1:] and result.ledger == roomy.ledger
+    assert context_tokens(result.messages, result.ledger) <= tight.budget
+
+
 def test_a_call_carried_only_by_its_tag_is_rebuilt_from_the_tag():
     """A round whose input has the tag but not the call (a ledger carried it) still re-attaches it."""
     transcript = found(_CALLS, _has_in_flight)

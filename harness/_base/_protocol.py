@@ -33,6 +33,7 @@ from typing import Any
 
 from harness._base._dialects import DEFAULT_DIALECT, DIALECTS, render
 from harness._base._errors import InvalidArgument, MalformedResult, SpecError, _short
+from harness._base._kinds import kind_def
 from harness._base._codec import fact_to_dict
 from harness._base._messages import to_messages, turn_to_message
 from harness._base._model import Consumer, Fact, Role, ToolCall, Turn
@@ -108,6 +109,14 @@ class LedgerEntry:
     status: str = "open"
     details: tuple[tuple[str, str], ...] = ()
     fact_id: str | None = None
+
+    @classmethod
+    def verbatim(cls, fact: Fact) -> LedgerEntry:
+        """``fact`` copied as a correct ledger keeps it: its literals, polarity and the details its kind names
+        (``KindDef.ledger_details``), open."""
+        keys = kind_def(fact.kind).ledger_details
+        return cls(kind=str(fact.kind), literals=fact.literals, polarity=fact.polarity.value if fact.polarity else None,
+                   status="open", details=tuple((k, v) for k, v in fact.details if k in keys), fact_id=fact.id)
 
     def detail(self, key: str) -> str | None:
         return dict(self.details).get(key)

@@ -16,38 +16,22 @@ to ride in, so it is kept as a structured call (an assistant message holding it)
 
 from __future__ import annotations
 
-from harness._base._kinds import kind_def
-from harness._base._model import Fact, Role, Turn
+from harness._base._model import Role, Turn
 from harness._base._protocol import CompactionRequest, CompactionResult, LedgerEntry
 from harness._base._tokens import context_tokens
 from harness.summarizers._render import handle_turn, in_flight_calls, narrative, tagged_calls, with_protocol2
 
 
-def entry_for(fact: Fact) -> LedgerEntry:
-    """The fact verbatim, with the details its kind says a ledger keeps (``KindDef.ledger_details``)."""
-    keys = kind_def(fact.kind).ledger_details
-    details = tuple((k, v) for k, v in fact.details if k in keys)
-    return LedgerEntry(
-        kind=str(fact.kind),
-        literals=fact.literals,
-        polarity=fact.polarity.value if fact.polarity else None,
-        status="open",
-        details=details,
-        fact_id=fact.id,
-    )
-
-
 def summarize(request: CompactionRequest) -> CompactionResult:
     """Narrative plus a verbatim ledger of every tagged obligation."""
-    ledger = tuple(entry_for(f) for f in request.tags)
+    ledger = tuple(LedgerEntry.verbatim(f) for f in request.tags)
     tagged = tagged_calls(request)
     untagged = tuple(c for c in in_flight_calls(request) if c.id not in tagged)
     kept = handle_turn(untagged)
-    story = narrative(request)
-    if context_tokens((Turn(Role.SYSTEM, story), *kept), ledger) > request.budget:
-        story = "Earlier turns summarized."  # the narrative is the one part that may give way to the budget
-    result = CompactionResult((Turn(Role.SYSTEM, story), *kept), ledger=ledger,
-                              self_report=tuple(f.id for f in request.tags))
+    # The narrative is the one part that may give way to the budget: to a stub, then to nothing.
+    stories = ((Turn(Role.SYSTEM, narrative(request)),), (Turn(Role.SYSTEM, "Earlier turns summarized."),), ())
+    story = next((s for s in stories if context_tokens((*s, *kept), ledger) <= request.budget), ())
+    result = CompactionResult((*story, *kept), ledger=ledger, self_report=tuple(f.id for f in request.tags))
     return with_protocol2(request, result)
 
 

@@ -27,7 +27,6 @@ from harness.summarizers._render import (
     state,
     with_protocol2,
 )
-from harness.summarizers.ledgered import entry_for
 
 __all__ = [
     "MUTANTS",
@@ -182,7 +181,7 @@ def overruns_budget(request: CompactionRequest) -> CompactionResult:
 
 def bloated_ledger(request: CompactionRequest) -> CompactionResult:
     """A correct ledger padded with every turn's text, so it outgrows its share of the budget."""
-    ledger = [entry_for(f) for f in request.tags]
+    ledger = [LedgerEntry.verbatim(f) for f in request.tags]
     padding = 0
     for turn in request.turns:  # pad to about a third of the budget: over its share, within the budget
         if not turn.text or padding > request.budget // 3:
