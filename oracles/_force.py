@@ -6,8 +6,11 @@ import re
 from collections.abc import Iterator
 
 from harness._base._model import FactKind, Status
-from oracles._context import Clause, Context, phrase_pattern
+from oracles._context import Context
+from oracles._lexicon import identifier_tokens, name_shaped, phrase_pattern
+from oracles._units import Clause
 from oracles._core import Case, Evidence, Finding, oracle
+from oracles._cues import answered_no, cue_in, cue_near, in_time_clause, label_cue, modifies, negated
 
 # The kinds whose force is a requirement on a literal (use it, keep it, reuse it, respect it, do it).
 _REQUIRED = (FactKind.LITERAL_BINDING, FactKind.GATING_FIELD, FactKind.THRESHOLD, FactKind.ARTIFACT_REFERENCE,
@@ -25,8 +28,8 @@ def _first_cue(ctx: Context, literal: str, cues: tuple[str, ...],
     """
     rules = ctx.rules
     for unit in ctx.units_with(rules.force_unit, literal):
-        cue = ctx.cue_near(unit, literal, cues, window=rules.force_window, skip_negated=True, confined=True)
-        if cue and unless and any(phrase_pattern((cue,)).search(c.lower) and ctx.cue_in(c, unless)
+        cue = cue_near(ctx.rules, unit, literal, cues, window=rules.force_window, skip_negated=True, confined=True)
+        if cue and unless and any(phrase_pattern((cue,)).search(c.lower) and cue_in(c, unless)
                                   for c in ctx.clauses_in(unit)):
             continue
         if cue:
@@ -37,26 +40,20 @@ def _first_cue(ctx: Context, literal: str, cues: tuple[str, ...],
 _WORDS = re.compile(r"[a-z]{4,}")
 
 
-_ANSWERED_NO = re.compile(r"\s*\?*\s*[:=]?\s*(?:no|false|n)\b")
-
-
 def _reasserted(ctx: Context, unit: Clause) -> bool:
     """The unit re-asserts the requirement: a reassert cue, not negated and not answered "no"
     (a table column "Pinned?" whose value is "no" pins nothing)."""
     for m in phrase_pattern(ctx.rules.reassert_cues).finditer(unit.lower):
-        if not ctx.negated(unit.lower, m.start()) and not _ANSWERED_NO.match(unit.lower, m.end()):
+        if not negated(ctx.rules, unit.lower, m.start()) and not answered_no(unit.lower, m.end()):
             return True
     return False
 
 
-_NAME_SHAPE = re.compile(r"[\w./:-]*[\d_/][\w./:-]*")
-
-
 def _names_another(sentence: Clause, literal: str) -> bool:
-    """The sentence names something other than ``literal``: a token with a digit, an underscore or a '/'
-    (a field such as max_retries counts, whatever follows it)."""
-    return any(t.strip("./:-") and t != literal and t not in literal and not t.isdigit()
-               for t in _NAME_SHAPE.findall(sentence.text))
+    """The sentence names something other than ``literal``: a name-shaped token (``name_shaped``; a field
+    such as max_retries counts, whatever follows it)."""
+    return any(name_shaped(t) and t != literal and t not in literal and not t.isdigit()
+               for t in identifier_tokens(sentence.text))
 
 
 def _revised(ctx: Context, literal: str, cues: tuple[str, ...]) -> tuple[Clause, str] | None:
@@ -88,7 +85,7 @@ def _revised(ctx: Context, literal: str, cues: tuple[str, ...]) -> tuple[Clause,
         if not set(_WORDS.findall(lower)) & (words - common):
             continue
         found = phrase_pattern(cues).search(lower)
-        if found and not ctx.negated(lower, found.start()):
+        if found and not negated(ctx.rules, lower, found.start()):
             return sentence, found.group(0)
     return None
 
@@ -98,11 +95,11 @@ def _stated_forbidden(ctx: Context, literal: str) -> tuple[Clause, str] | None:
     own clause ("avoid_regions: [X]", "never use X")."""
     rules = ctx.rules
     for line in ctx.lines_with(literal):
-        cue = ctx.label_cue(line, literal, rules.avoidance_labels, skip_negated=True)
+        cue = label_cue(ctx.rules, line, literal, rules.avoidance_labels, skip_negated=True)
         if cue is not None:
             return line, cue
     for unit in ctx.units_with(rules.force_unit, literal):
-        cue = ctx.cue_near(unit, literal, rules.avoidance_labels, window=3, before_only=True, skip_negated=True)
+        cue = cue_near(ctx.rules, unit, literal, rules.avoidance_labels, window=3, before_only=True, skip_negated=True)
         if cue is not None:
             return unit, cue
     return None
@@ -124,9 +121,9 @@ def force_kept(case: Case) -> Iterator[Finding]:
             continue
         if fact.kind in _REQUIRED:
             hit = _first_cue(ctx, literal, rules.weakening_cues)
-            if hit is not None and ctx.in_time_clause(hit[0], hit[1], literal):
+            if hit is not None and in_time_clause(ctx.rules, hit[0], hit[1], literal):
                 hit = None  # "before the agent could write the config, the field had to be 1"
-            if hit is not None and _reasserted(ctx, hit[0]) and not ctx.modifies(hit[0], rules.weakening_cues,
+            if hit is not None and _reasserted(ctx, hit[0]) and not modifies(hit[0], rules.weakening_cues,
                                                                                 rules.reassert_cues):
                 # "before the agent could write the config, the field had to be 1": a weakening word and a
                 # binding one in one sentence, the weakening not on the binding word itself.
@@ -215,12 +212,12 @@ def dead_obligation(case: Case) -> Iterator[Finding]:
         # is history (a verbatim tail keeps both); the last word on X must not be the binding one.
         stated = None
         for unit in ctx.units_with(rules.force_unit, literal):
-            if ctx.cue_near(unit, literal, ended, window=rules.force_window, skip_negated=True):
+            if cue_near(ctx.rules, unit, literal, ended, window=rules.force_window, skip_negated=True):
                 stated = None
                 continue
-            cue = ctx.cue_near(unit, literal, alive, window=rules.force_window)
-            if cue and fact.kind is FactKind.COMMITMENT and ctx.cue_in(unit, rules.handoff_cues) and not any(
-                    not ctx.negated(unit.lower, m.start()) for m in phrase_pattern(rules.own_cues).finditer(unit.lower)):
+            cue = cue_near(ctx.rules, unit, literal, alive, window=rules.force_window)
+            if cue and fact.kind is FactKind.COMMITMENT and cue_in(unit, rules.handoff_cues) and not any(
+                    not negated(ctx.rules, unit.lower, m.start()) for m in phrase_pattern(rules.own_cues).finditer(unit.lower)):
                 cue = None  # "the follow-up is the user's: they'll handle it": not ours to keep
             if cue and stated is None:
                 stated = (unit, cue)

@@ -8,9 +8,11 @@ import re
 from collections.abc import Iterator
 
 from harness._base._model import FactKind, Polarity
-from oracles._context import Clause, call_text, identifier_tokens, part_reading, phrase_pattern, tokens_of
+from oracles._lexicon import identifier_tokens, name_shaped, phrase_pattern, tokens_of
+from oracles._units import Clause, call_text, part_reading
 from oracles._core import Case, Evidence, Finding, Severity, oracle
 from oracles._numbers import operators_in, relation_key
+from oracles._cues import cue_in, negated
 
 
 class _SourceText:
@@ -82,14 +84,11 @@ def _window_tokens(turns: tuple, boundary: int) -> frozenset[str]:
     return tokens
 
 
-_TRIGGER = frozenset("0123456789_/")  # a token holding one of these may be a name
-
-
 @functools.lru_cache(maxsize=16384)
 def _maybe_identifiers(reading: str) -> tuple[str, ...]:
     """The tokens of one message's reading that could be identifiers (they hold a digit, '_' or '/'):
     a superset of what ``Context.identifiers`` finds in any of its clauses."""
-    return tuple(t for t in identifier_tokens(reading) if not _TRIGGER.isdisjoint(t))
+    return tuple(t for t in identifier_tokens(reading) if name_shaped(t))
 
 
 @oracle("no-invented-obligation", reference="field reports")
@@ -119,8 +118,8 @@ def no_invented_obligation(case: Case) -> Iterator[Finding]:
         suspects = [t for t in tokens if t in suspected and t not in reported]
         if not (unknown or suspects):
             continue  # cheap exit: nothing in this clause could be invented
-        has_prohibition = ctx.cue_in(clause, rules.prohibition_cues)
-        if not (has_prohibition or ctx.cue_in(clause, rules.pending_cues) or operators_in(clause.text, ctx)):
+        has_prohibition = cue_in(clause, rules.prohibition_cues)
+        if not (has_prohibition or cue_in(clause, rules.pending_cues) or operators_in(clause.text, ctx)):
             continue
         for token in unknown:
             if not _obligation_outside(ctx, clause, token):
@@ -158,7 +157,7 @@ def _obligation_outside(ctx, clause, token: str) -> bool:
     lower = Clause.of(text, ctx.lowered).lower
     rules = ctx.rules
     cues = phrase_pattern(rules.prohibition_cues + rules.pending_cues)
-    return any(not ctx.negated(lower, m.start()) for m in cues.finditer(lower)) or bool(operators_in(text, ctx))
+    return any(not negated(ctx.rules, lower, m.start()) for m in cues.finditer(lower)) or bool(operators_in(text, ctx))
 
 
 def _joined_from(token: str, source: str) -> bool:

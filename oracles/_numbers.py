@@ -6,12 +6,13 @@ import itertools
 import re
 from dataclasses import dataclass
 
-from oracles._context import Clause, Context, phrase_pattern
+from oracles._context import Context
+from oracles._lexicon import SNAKE_NAME, WORD, phrase_pattern
+from oracles._units import Clause
+from oracles import _cues
 
 __all__ = ["Mention", "value_mentions", "field_mentions", "line_mentions", "operators_in", "relation_key"]
 
-_WORDS = re.compile(r"\S+")
-_SNAKE = re.compile(r"\b[a-z][a-z0-9]*_[a-z0-9_]+\b")
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,14 +46,14 @@ def field_mentions(ctx: Context, field: str, value: str | None = None) -> list[M
         while (at := text.find(field, start)) >= 0:
             start = at + len(field)
             # the next few words only: slicing or scanning the whole tail per occurrence would be quadratic
-            words = list(itertools.islice(_WORDS.finditer(text, start), ctx.rules.number_window + 2))
+            words = list(itertools.islice(WORD.finditer(text, start), ctx.rules.number_window + 2))
             window = text[start: words[-1].end()] if words else ""
             m = _number_after(window, value)
             if m is not None:
                 between = window[: m.start()]
                 if _another_field(between, ctx.rules) or (value is not None and field in between):
                     continue
-                after = " ".join(_WORDS.findall(window[m.end():])[:3])
+                after = " ".join(WORD.findall(window[m.end():])[:3])
                 out.append(Mention(clause, m.group(1), between + " " + after, between, at))
                 continue
             before = _number_before(ctx, text[:at], value)
@@ -67,7 +68,7 @@ def _number_before(ctx: Context, head: str, value: str | None) -> tuple[str, str
     Only within ``number_window`` words, with no other number or field in between; returns
     (number, the operator context, the words before the number).
     """
-    words = list(_WORDS.finditer(head))[-(ctx.rules.number_window + 1):]
+    words = list(WORD.finditer(head))[-(ctx.rules.number_window + 1):]
     if not words:
         return None
     tail = head[words[0].start():]
@@ -77,9 +78,9 @@ def _number_before(ctx: Context, head: str, value: str | None) -> tuple[str, str
         return None
     m = matches[-1]
     after = tail[m.end():]
-    if re.search(r"\d", after) or _SNAKE.search(after) or _SNAKE.search(tail[: m.start()]):
+    if re.search(r"\d", after) or SNAKE_NAME.search(after) or SNAKE_NAME.search(tail[: m.start()]):
         return None  # another number or field sits between, or the number already follows a field of its own
-    before = " ".join(_WORDS.findall(head[: words[0].start() + m.start()])[-4:])
+    before = " ".join(WORD.findall(head[: words[0].start() + m.start()])[-4:])
     return m.group(1), before + " " + after, before
 
 
@@ -87,7 +88,7 @@ def _another_field(between: str, rules) -> bool:
     """A second field sits between: a snake_case name followed by one of the rules' field links. A key
     made of words that state a relation ("must_be_strictly_below", "max_allowed") is not a field."""
     return any(phrase_pattern(rules.field_links).match(between[m.end():].lstrip()) and not relation_key(m.group(0), rules)
-               for m in _SNAKE.finditer(between))
+               for m in SNAKE_NAME.finditer(between))
 
 
 def relation_key(token: str, rules) -> bool:
@@ -114,7 +115,7 @@ def line_mentions(ctx: Context, field: str, value: str) -> list[Mention]:
             between = line.text[at: m.start()]
             if _another_field(between, ctx.rules):
                 break
-            before = " ".join(_WORDS.findall(between)[-4:])
+            before = " ".join(WORD.findall(between)[-4:])
             out.append(Mention(line, value, before, before))
             break
     return out
@@ -134,7 +135,7 @@ def operators_in(text: str, ctx: Context, *, negated: bool = False) -> set[str]:
     found = set()
     for m in pattern.finditer(lower):
         op = phrase_to_op[m.group(0)]
-        if op in ("<", ">") and ctx.negated(lower, m.start()) != negated:
+        if op in ("<", ">") and _cues.negated(ctx.rules, lower, m.start()) != negated:
             op = _NEGATED[op]
         found.add(op)
     return found

@@ -5,9 +5,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from harness._base._model import FactKind
-from oracles._context import Clause, phrase_pattern
+from oracles._lexicon import phrase_pattern
+from oracles._units import Clause
 from oracles._core import Case, Evidence, Finding, oracle
 from oracles._numbers import line_mentions, value_mentions
+from oracles._cues import cue_in, cue_near, force_words, free_cue, governing_cue, label_cue, line_cue, negated, sequels, status_in
 
 
 def _live(case: Case, kind: FactKind):
@@ -42,16 +44,16 @@ def commitment_retained(case: Case) -> Iterator[Finding]:
                                 expected=obj, found=near, evidence=Evidence.NEAR_MISS if near else Evidence.ABSENT)
             continue
         cancelled = next((c for c in ctx.units_with(ctx.rules.pending_unit, obj)
-                          if (cue := ctx.cue_near(c, obj, ctx.rules.cancellation_cues, skip_negated=True))
-                          and (cue == "struck through" or not ctx.cue_in(c, ctx.rules.pending_cues))), None)
+                          if (cue := cue_near(ctx.rules, c, obj, ctx.rules.cancellation_cues, skip_negated=True))
+                          and (cue == "struck through" or not cue_in(c, ctx.rules.pending_cues))), None)
         if cancelled is not None:
             yield Finding.about("commitment-retained", fact, f"the open commitment on {obj} is stated as cancelled",
                                 expected=f"{_action_on(fact, obj)} still pending", found=cancelled.text,
                                 evidence=Evidence.CONTRARY)
             continue
         handed = next((c for c in ctx.units_with(ctx.rules.pending_unit, obj)
-                       if ctx.cue_near(c, obj, ctx.rules.handoff_cues, window=ctx.rules.cue_window, skip_negated=True)
-                       and not ctx.cue_in(c, ctx.rules.own_cues)), None)
+                       if cue_near(ctx.rules, c, obj, ctx.rules.handoff_cues, window=ctx.rules.cue_window, skip_negated=True)
+                       and not cue_in(c, ctx.rules.own_cues)), None)
         if handed is not None:
             yield Finding.about("commitment-retained", fact, f"the commitment on {obj} is handed to someone else; "
                                 "nobody is left to keep it", expected=f"{_action_on(fact, obj)} (ours, pending)",
@@ -62,7 +64,7 @@ def commitment_retained(case: Case) -> Iterator[Finding]:
         action = fact.detail("action")
         expected = _action_on(fact, obj)
         pending = f"the pending action ({action})" if action else "the pending action"
-        force = ctx.force_words(obj, ctx.rules.pending_cues + ctx.rules.action_words)
+        force = force_words(ctx, obj, ctx.rules.pending_cues + ctx.rules.action_words)
         if force is not None:
             unit, word = force
             yield Finding.unattached("commitment-retained", fact, obj, word,
@@ -91,16 +93,16 @@ def completion_honest(case: Case) -> Iterator[Finding]:
         past = (fact.detail("past") or "").lower()
         # Once the obligation is stated as pending somewhere, only its own verb ("re-ran X") claims completion:
         # "X already ran on scratch; still to do: re-run X on staging" is two actions, not a contradiction.
-        pending = any(ctx.cue_in(c, ctx.rules.pending_cues) for c in ctx.units_with(ctx.rules.pending_unit, obj))
+        pending = any(cue_in(c, ctx.rules.pending_cues) for c in ctx.units_with(ctx.rules.pending_unit, obj))
         cues = ((past,) if past else ()) if pending else ctx.rules.completion_cues + ((past,) if past else ())
         for clause in ctx.units_with(ctx.rules.completion_unit, obj):
-            status = ctx.status_in(clause)
+            status = status_in(ctx.rules, clause)
             cue = status if status and phrase_pattern(ctx.rules.done_statuses + ctx.rules.completion_cues).search(
                 status) and not phrase_pattern(ctx.rules.negators).search(status) and (
-                not pending or ctx.cue_in(clause, _action_forms(fact))) else None
+                not pending or cue_in(clause, _action_forms(fact))) else None
             if cue is None and cues:
-                cue = ctx.cue_near(clause, obj, cues, window=ctx.rules.completion_window, skip_negated=True)
-                if cue and ctx.cue_in(clause, _still_ahead(ctx.rules)):
+                cue = cue_near(ctx.rules, clause, obj, cues, window=ctx.rules.completion_window, skip_negated=True)
+                if cue and cue_in(clause, _still_ahead(ctx.rules)):
                     cue = None
             if cue:
                 yield Finding.about("completion-honest", fact,
@@ -114,7 +116,7 @@ def _failed(ctx, clause: Clause, call_id: str) -> bool:
     """The call is told as having ended without its result ("did not complete -> re-issue it"), and no open
     mark stands in the clause besides those words."""
     rules = ctx.rules
-    if not ctx.cue_near(clause, call_id, rules.failed_outcome_cues, window=rules.unresolved_window):
+    if not cue_near(ctx.rules, clause, call_id, rules.failed_outcome_cues, window=rules.unresolved_window):
         return False
     rest = phrase_pattern(rules.failed_outcome_cues).sub(" ", clause.lower)
     return phrase_pattern(rules.unresolved_cues).search(rest) is None
@@ -132,9 +134,9 @@ def _pending_stated(ctx, fact, obj: str) -> bool:
     until the review" keeps the hold and loses the promise.
     """
     ahead = _still_ahead(ctx.rules)
-    return any(ctx.cue_near(c, obj, _action_forms(fact)) or ctx.cue_in(c, ahead)
+    return any(cue_near(ctx.rules, c, obj, _action_forms(fact)) or cue_in(c, ahead)
                for c in ctx.units_with(ctx.rules.pending_unit, obj)) or any(
-        ctx.label_cue(line, obj, ahead) for line in ctx.lines_with(obj))
+        label_cue(ctx.rules, line, obj, ahead) for line in ctx.lines_with(obj))
 
 
 @oracle("handle-retained", reference="000, 001", retention=True)
@@ -175,8 +177,8 @@ def closure(case: Case) -> Iterator[Finding]:
             continue
         clauses = ctx.units_with(ctx.rules.unresolved_unit, call_id)
         done_cues = ctx.rules.call_done_cues + ctx.rules.done_statuses
-        answered = next((c for c in clauses if ((s := ctx.status_in(c)) and phrase_pattern(done_cues).search(s))
-                         or ctx.cue_near(c, call_id, done_cues, window=ctx.rules.call_done_window, skip_negated=True)
+        answered = next((c for c in clauses if ((s := status_in(ctx.rules, c)) and phrase_pattern(done_cues).search(s))
+                         or cue_near(ctx.rules, c, call_id, done_cues, window=ctx.rules.call_done_window, skip_negated=True)
                          or _failed(ctx, c, call_id)),
                         None)
         expected = f"{call_id} marked unresolved"
@@ -185,10 +187,10 @@ def closure(case: Case) -> Iterator[Finding]:
             yield Finding.about("closure", fact, f"call {call_id} is still open at the boundary but the context says it "
                                 "finished", expected=expected, found=answered.text, evidence=Evidence.CONTRARY)
             continue
-        if ctx.governing_cue(ctx.rules.unresolved_unit, call_id, open_cues, window=ctx.rules.unresolved_window,
-                             scope=False) or any(ctx.free_cue(s, open_cues) for s in ctx.sequels(call_id)):
+        if governing_cue(ctx, ctx.rules.unresolved_unit, call_id, open_cues, window=ctx.rules.unresolved_window,
+                             scope=False) or any(free_cue(ctx.rules, s, open_cues) for s in sequels(ctx, call_id)):
             continue
-        force = ctx.force_words(call_id, ctx.rules.force_words) or ctx.line_cue(call_id, open_cues)
+        force = force_words(ctx, call_id, ctx.rules.force_words) or line_cue(ctx, call_id, open_cues)
         if force is not None:
             unit, word = force
             yield Finding.unattached("closure", fact, f"call {call_id}", word, "read as open or finished",
@@ -215,15 +217,15 @@ def error_retained(case: Case) -> Iterator[Finding]:
             continue
         rules = ctx.rules
         for clause in ctx.units_with(rules.resolution_unit, code):
-            status = ctx.status_in(clause)
+            status = status_in(ctx.rules, clause)
             if status and phrase_pattern(rules.resolution_cues + rules.done_statuses).search(status) \
                     and not phrase_pattern(rules.negators).search(status):
                 yield Finding.about("error-retained", fact, f"error {code} is stated as resolved (status {status!r}); "
                                     "it is not", expected=f"{code} unresolved", found=clause.text,
                                     evidence=Evidence.CONTRARY)
                 break
-            cue = ctx.cue_near(clause, code, rules.resolution_cues, window=rules.resolution_window, skip_negated=True)
-            if cue and not ctx.cue_in(clause, rules.resolution_negators):
+            cue = cue_near(ctx.rules, clause, code, rules.resolution_cues, window=rules.resolution_window, skip_negated=True)
+            if cue and not cue_in(clause, rules.resolution_negators):
                 yield Finding.about("error-retained", fact, f"error {code} is stated as resolved ({cue!r}); it is not",
                                     expected=f"{code} unresolved", found=clause.text, evidence=Evidence.CONTRARY)
                 break
@@ -232,9 +234,9 @@ def error_retained(case: Case) -> Iterator[Finding]:
             # transient blip"): there it counts with no other name between, and nothing in the sentence
             # saying it still fails.
             for sentence in ctx.sentences_with(code):
-                cue = ctx.cue_near(sentence, code, rules.resolution_cues, window=2 * rules.force_window,
+                cue = cue_near(ctx.rules, sentence, code, rules.resolution_cues, window=2 * rules.force_window,
                                    skip_negated=True, confined=True)
-                if cue and not ctx.cue_in(sentence, rules.still_failing_cues):
+                if cue and not cue_in(sentence, rules.still_failing_cues):
                     yield Finding.about("error-retained", fact, f"error {code} is stated as resolved or harmless "
                                         f"({cue!r}); it is not", expected=f"{code} unresolved", found=sentence.text,
                                         evidence=Evidence.CONTRARY)
@@ -255,7 +257,7 @@ def gating_field_retained(case: Case) -> Iterator[Finding]:
             yield Finding.about("gating-field-retained", fact, f"gating field {field} is stated as not {value}",
                                 expected=f"{field}: {value}", found=inverted.clause.text, evidence=Evidence.CHANGED)
             continue
-        loose = next((m for m in mentions if ctx.cue_in(Clause.of(m.before_number), ctx.rules.approximation_cues)), None)
+        loose = next((m for m in mentions if cue_in(Clause.of(m.before_number), ctx.rules.approximation_cues)), None)
         if loose is not None:
             yield Finding.about("gating-field-retained", fact, f"gating field {field} is stated approximately",
                                 expected=f"{field}: {value}", found=loose.clause.text, evidence=Evidence.WEAKENED)
@@ -307,5 +309,5 @@ def _nearby(ctx, field: str, value: str) -> str | None:
 def _negates_value(ctx, before_value: str) -> bool:
     """The words right before a value negate it ("is not 0", "!= 0", "never true"): the gate inverted."""
     lower = before_value.lower().rstrip()
-    return lower.endswith(("!=", "≠")) or ctx.negated(lower + " x", len(lower) + 1) and bool(
+    return lower.endswith(("!=", "≠")) or negated(ctx.rules, lower + " x", len(lower) + 1) and bool(
         phrase_pattern(ctx.rules.negators).search(" ".join(lower.split()[-2:])))

@@ -7,9 +7,11 @@ from collections.abc import Iterator
 
 from harness._base._kinds import kind_def
 from harness._base._model import FactKind, Polarity
-from oracles._context import Clause, call_text, phrase_pattern
+from oracles._lexicon import phrase_pattern
+from oracles._units import Clause, call_text
 from oracles._core import Case, Evidence, Finding, Severity, oracle
 from oracles._numbers import field_mentions, line_mentions, operators_in, value_mentions
+from oracles._cues import cue_in, cue_near, force_words, governing_cue, label_cue, modifies, negated
 
 
 @oracle("literal-verbatim", reference="004, 001", retention=True)
@@ -81,9 +83,9 @@ def _polarity_finding(ctx, fact, literal: str, sentences) -> Finding | None:
     softened = conflicting = None
     for sentence in sentences:
         clause = next((c for c in ctx.units_with(rules.softening_unit, literal) if c.text in sentence.text), sentence)
-        soft = ctx.cue_in(clause, rules.softening_cues)
+        soft = cue_in(clause, rules.softening_cues)
         forbids = _forbids(ctx, sentence, literal)
-        if soft and forbids and not ctx.modifies(clause, rules.softening_cues, _forbidding(rules)):
+        if soft and forbids and not modifies(clause, rules.softening_cues, _forbidding(rules)):
             conflicting = conflicting or (sentence, soft, forbids)
         elif soft:
             softened = softened or (sentence, soft)
@@ -91,11 +93,11 @@ def _polarity_finding(ctx, fact, literal: str, sentences) -> Finding | None:
             return None
     if softened is None and conflicting is None:
         label = next((cue for line in ctx.lines_with(literal)
-                      if (cue := ctx.label_cue(line, literal, rules.prohibition_cues))), None)
+                      if (cue := label_cue(ctx.rules, line, literal, rules.prohibition_cues))), None)
         if label is not None:
             return None
         listed = next(((line, cue) for line in ctx.lines_with(literal)
-                       if (cue := ctx.label_cue(line, literal, rules.permission_labels, skip_negated=True))), None)
+                       if (cue := label_cue(ctx.rules, line, literal, rules.permission_labels, skip_negated=True))), None)
         if listed is not None:
             return Finding.about("negation-polarity", fact, f"{literal} is listed as allowed ({listed[1]!r})",
                                  expected=expected, found=listed[0].text, evidence=Evidence.CONTRARY)
@@ -108,13 +110,13 @@ def _polarity_finding(ctx, fact, literal: str, sentences) -> Finding | None:
         return Finding.unclear("negation-polarity", fact, f"{literal} is both forbidden ({forbids!r}) and softened "
                                f"({soft!r}) in one sentence; the reading cannot tell which governs it",
                                why=Evidence.CONFLICTING, expected=expected, found=sentence.text)
-    allowed = ctx.governing_cue(rules.prohibition_unit, literal, rules.weakening_cues + rules.permission_cues,
+    allowed = governing_cue(ctx, rules.prohibition_unit, literal, rules.weakening_cues + rules.permission_cues,
                                 skip_negated=True, scope=False)
     if allowed is not None:
         sentence, cue = allowed
         return Finding.about("negation-polarity", fact, f"{literal} is stated as allowed or optional ({cue!r}), not "
                              "forbidden", expected=expected, found=sentence.text, evidence=Evidence.CONTRARY)
-    force = ctx.force_words(literal, rules.prohibition_cues + rules.negators + rules.force_words)
+    force = force_words(ctx, literal, rules.prohibition_cues + rules.negators + rules.force_words)
     if force is not None:
         line, word = force
         return Finding.unattached("negation-polarity", fact, literal, word, "attach to it as a prohibition",
@@ -127,10 +129,10 @@ def _forbids(ctx, sentence, literal: str) -> str | None:
     """The prohibition cue that governs ``literal`` in ``sentence``: within the window, or earlier in the
     sentence with no clause boundary between (a negation reaches the end of its clause)."""
     rules = ctx.rules
-    cue = ctx.cue_near(sentence, literal, rules.prohibition_cues)
+    cue = cue_near(ctx.rules, sentence, literal, rules.prohibition_cues)
     if cue is not None:
         return cue
-    return ctx.cue_near(sentence, literal, _forbidding(rules), before_only=True)
+    return cue_near(ctx.rules, sentence, literal, _forbidding(rules), before_only=True)
 
 
 def _forbidding(rules) -> tuple[str, ...]:
@@ -163,7 +165,7 @@ def _judge_threshold(case: Case, fact, field: str, value: str, op: str, recorded
     rules = ctx.rules
     expected = f"{field} {op} {value}"
     mentions = value_mentions(ctx, field, value)
-    if not mentions and all(ctx.cue_in(m.clause, rules.staleness_cues) for m in field_mentions(ctx, field)):
+    if not mentions and all(cue_in(m.clause, rules.staleness_cues) for m in field_mentions(ctx, field)):
         mentions = line_mentions(ctx, field, value)  # the field's own numbers are all history: read on
     if not mentions:
         yield _without_its_number(ctx, fact, field, value, expected)
@@ -201,7 +203,7 @@ def _without_its_number(ctx, fact, field: str, value: str, expected: str) -> Fin
     lost), the number farther along the field's line (unclear), or nothing at all (dropped)."""
     rules = ctx.rules
     others = field_mentions(ctx, field)
-    current = [m for m in others if not ctx.cue_in(m.clause, rules.staleness_cues + rules.history_cues)]
+    current = [m for m in others if not cue_in(m.clause, rules.staleness_cues + rules.history_cues)]
     if current:
         return Finding.about("threshold-exact", fact, f"{field} now reads {current[0].number}, the source says {value}",
                              expected=expected, found=current[0].clause.text, evidence=Evidence.CHANGED)
@@ -209,7 +211,7 @@ def _without_its_number(ctx, fact, field: str, value: str, expected: str) -> Fin
         return Finding.about("threshold-exact", fact, f"threshold {expected} was dropped; the only number stated for "
                              f"{field} ({others[0].number}) is in a sentence about the past", expected=expected,
                              found=others[0].clause.text, evidence=Evidence.ABSENT)
-    loose = next((c.text for c in ctx.clauses_with(field) if ctx.cue_in(c, rules.approximation_cues)), None)
+    loose = next((c.text for c in ctx.clauses_with(field) if cue_in(c, rules.approximation_cues)), None)
     if loose is None and not ctx.mentions(field):
         near = ctx.near_miss(field)
         return Finding.about("threshold-exact", fact, f"threshold {expected} was dropped", expected=expected,
@@ -230,14 +232,14 @@ def _approximation(ctx, before_number: str) -> str | None:
     """A hedge before the number ("about 5", "roughly"), not counting the words of an operator phrase:
     "limited to 5" is exact, though "limited retries" is loose."""
     text = phrase_pattern(tuple(p for _, ps in ctx.rules.operator_phrases for p in ps)).sub(" ", before_number.lower())
-    return ctx.cue_in(Clause.of(text), ctx.rules.approximation_cues)
+    return cue_in(Clause.of(text), ctx.rules.approximation_cues)
 
 
 def _stated_operators(ctx, mention) -> set[str]:
     """The operators stated between the field and its number; a strict one is read under a negation that
     stands before the field ("do not let max_retries go above 3" is ``<= 3``)."""
     stated = operators_in(mention.between, ctx)
-    if mention.at < 0 or not stated & {"<", ">"} or not ctx.negated(mention.clause.lower, mention.at):
+    if mention.at < 0 or not stated & {"<", ">"} or not negated(ctx.rules, mention.clause.lower, mention.at):
         return stated
     inner = operators_in(mention.between, ctx, negated=True)
     return inner
@@ -251,7 +253,7 @@ def _restated_differently(ctx, fact, mentions, expected: str, recorded: frozense
     for other in field_mentions(ctx, field):
         if other.number == value or other.clause.order <= last or other.clause.order[0] in recorded:
             continue
-        if ctx.cue_in(other.clause, ctx.rules.staleness_cues):
+        if cue_in(other.clause, ctx.rules.staleness_cues):
             continue
         yield Finding.about("threshold-exact", fact, f"{field} is stated again later as {other.number}; the limit is {value}",
                             expected=expected, found=other.clause.text, evidence=Evidence.CHANGED)
@@ -275,13 +277,13 @@ def supersession(case: Case) -> Iterator[Finding]:
             # it now must not exceed 2"): a change is stated with its history first.
             current = [m.clause for m in value_mentions(ctx, field, new) or line_mentions(ctx, field, new)]
             stale = [m.clause for m in value_mentions(ctx, field, old)
-                     if not ctx.cue_in(m.clause, rules.staleness_cues) and not value_mentions_in(m.clause.text, field, new)]
+                     if not cue_in(m.clause, rules.staleness_cues) and not value_mentions_in(m.clause.text, field, new)]
             shown_new, shown_old = f"{field} {new}", f"{field} {old}"
         else:
             new = fact.literals[0]
             current = ctx.clauses_with(new)
             stale = [c for c in ctx.units_with(rules.staleness_unit, old)
-                     if new not in c.text and not ctx.cue_in(c, rules.staleness_cues)]
+                     if new not in c.text and not cue_in(c, rules.staleness_cues)]
             shown_new, shown_old = new, old
         carried = bool(ctx.ledger_entry(fact)) or bool(current) or (not field and ctx.mentions(new))
         hedged = _only_hedged(ctx, current, new) if stale and not ctx.ledger_entry(fact) else None
@@ -313,7 +315,7 @@ def supersession(case: Case) -> Iterator[Finding]:
 def _only_hedged(ctx, current, new: str) -> str | None:
     """The hedge when every statement of the new value is one ("v15 mentioned as a possible upgrade later"):
     then the value stated firmly is the stale one."""
-    hedges = [ctx.cue_near(c, new, ctx.rules.weakening_cues, skip_negated=True, confined=True) for c in current]
+    hedges = [cue_near(ctx.rules, c, new, ctx.rules.weakening_cues, skip_negated=True, confined=True) for c in current]
     return hedges[0] if hedges and all(hedges) else None
 
 
@@ -361,10 +363,10 @@ def negative_fact_disposition(case: Case) -> Iterator[Finding]:
         sentences = ctx.sentences_with(literal)
         # The disposition often follows in the next sentence ("Dropping X. Rejected."): read the whole line.
         rules = ctx.rules
-        if ctx.governing_cue(rules.disposition_unit, literal, rules.disposition_cues, window=rules.disposition_window,
-                             scope=False) or ctx.governing_cue(rules.prohibition_unit, literal, rules.prohibition_cues):
+        if governing_cue(ctx, rules.disposition_unit, literal, rules.disposition_cues, window=rules.disposition_window,
+                             scope=False) or governing_cue(ctx, rules.prohibition_unit, literal, rules.prohibition_cues):
             continue  # "X is rejected", or "X must not be reintroduced"
-        weakened = ctx.governing_cue(rules.disposition_unit, literal, rules.softening_cues + rules.weakening_cues,
+        weakened = governing_cue(ctx, rules.disposition_unit, literal, rules.softening_cues + rules.weakening_cues,
                                      scope=False)
         if weakened is not None:
             unit, cue = weakened
@@ -372,9 +374,9 @@ def negative_fact_disposition(case: Case) -> Iterator[Finding]:
                                 f"{disposition}; it may be re-proposed", expected=expected, found=unit.text,
                                 evidence=Evidence.WEAKENED)
             continue
-        force = ctx.force_words(literal, rules.force_words) or next(
+        force = force_words(ctx, literal, rules.force_words) or next(
             ((u, cue) for u in ctx.units_with(rules.disposition_unit, literal)
-             if (cue := ctx.cue_near(u, literal, rules.negators, window=1, before_only=True))), None)
+             if (cue := cue_near(ctx.rules, u, literal, rules.negators, window=1, before_only=True))), None)
         if force is not None:
             unit, word = force
             yield Finding.unattached("negative-fact-disposition", fact, literal, word,

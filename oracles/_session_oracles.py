@@ -11,7 +11,8 @@ from harness._base._model import Fact, FactKind, Status, live_facts
 from harness._base._protocol import result_to_dict
 from harness._base._tokens import message_tokens
 from harness._base._wholetoken import has_token
-from oracles._context import Context, call_text
+from oracles._context import Context
+from oracles._units import call_text
 from oracles._core import Evidence, Finding, SessionCase, Severity, oracle
 
 MIN_ROUNDS = 4

@@ -10,7 +10,8 @@ from harness._base._model import FactKind, Role, Turn
 from harness._base._protocol import LedgerEntry
 from harness._base._tokens import context_tokens, count_tokens
 from harness._base._wholetoken import has_token, token_spans
-from oracles._context import identifier_tokens, line_at, nearest
+from oracles._lexicon import identifier_tokens, nearest
+from oracles._units import line_at
 from oracles._core import Case, Evidence, Finding, Severity, oracle
 
 

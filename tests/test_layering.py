@@ -125,6 +125,28 @@ def test_the_application_is_grouped_by_concern_in_small_modules():
     assert long == {}
 
 
+#: The oracles' reading, one stage a module, in pipeline order: a stage imports only the stages before it
+#: (and the rule book, ``oracles._rules``), never an oracle; the oracles import any stage.
+READING_STAGES = ("oracles._structure", "oracles._lexicon", "oracles._units", "oracles._cues", "oracles._context")
+
+
+@pytest.mark.parametrize("stage", READING_STAGES)
+def test_the_reading_stages_import_only_the_stages_before_them(stage):
+    before = READING_STAGES[:READING_STAGES.index(stage)]
+    for node, target, _ in _imports(stage):
+        if target.startswith("oracles"):
+            assert target in before or target == "oracles._rules", (
+                f"{stage} imports {target} at line {node.lineno}: a reading stage imports only "
+                f"{', '.join(before) or 'no other stage'} and oracles._rules")
+
+
+@pytest.mark.parametrize("package", ["oracles", "strategies"])
+def test_the_domain_packages_are_small_modules(package):
+    long = {str(p.relative_to(ROOT)): n for p in (ROOT / package).rglob("*.py")
+            if (n := len(p.read_text(encoding="utf-8").splitlines())) > 500}
+    assert long == {}
+
+
 @pytest.mark.parametrize("module", MODULES)
 def test_imports_go_one_way(module):
     for node, target, _ in _imports(module):

@@ -7,10 +7,12 @@ import pytest
 import harness
 import harness.testing
 import oracles
+import oracles.reading
 import strategies
 
 
-@pytest.mark.parametrize("package", [harness, harness.testing, strategies, oracles], ids=lambda p: p.__name__)
+@pytest.mark.parametrize("package", [harness, harness.testing, strategies, oracles, oracles.reading],
+                         ids=lambda p: p.__name__)
 def test_all_is_exactly_what_the_package_exposes(package):
     """A name imported into a package but missing from ``__all__`` (or the reverse) fails here."""
     exposed = {name for name, value in vars(package).items()
@@ -41,6 +43,15 @@ def test_strategies_public_names():
     ])
     for name in strategies.__all__:
         assert hasattr(strategies, name), name
+
+
+def test_the_reading_a_teams_oracle_uses_is_small_and_documented():
+    assert sorted(oracles.reading.__all__) == ["Clause", "Context", "cue_near", "free_cue", "governing_cue",
+                                               "name_shaped", "negated", "phrase_pattern", "reading_lines"]
+    for name in oracles.reading.__all__:
+        assert getattr(oracles.reading, name).__doc__, name
+    for method in ("mentions", "ledger_entry", "units_with", "clauses_with", "sentences_with", "lines_with"):
+        assert getattr(oracles.reading.Context, method).__doc__, method
 
 
 def test_every_error_class_has_a_docstring():

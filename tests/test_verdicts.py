@@ -14,7 +14,7 @@ from harness._app.cli._main import main
 from harness._app.reports._junit import run_junit
 from harness._base._protocol import CompactionResult
 from oracles import Case, Evidence, Severity, check, select
-from oracles._reading import reading_lines
+from oracles._structure import reading_lines
 from oracles._session_oracles import CEILING_SHARE, growth_round
 
 BUCKET = "s3://acme-prod-01/"
