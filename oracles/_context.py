@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from harness._base._model import Fact
 from harness._base._wholetoken import has_token, token_spans
 from harness._base._protocol import CompactionResult, LedgerEntry
-from oracles._lexicon import identifiers_in, near_miss_among, tokens_of
+from oracles._lexicon import identifiers_in, name_shaped, near_miss_among, tokens_of, typographic_variants_restored
 from oracles._rules import UNITS, ProseRules
 from oracles._units import Clause, SeenLines, call_text, line_at, openings, part_reading, pieces, unit_spans
 
@@ -45,8 +45,9 @@ class Context:
 
     def __post_init__(self) -> None:
         parts, ids, calls = [], set(), set()
+        rules = self.rules
         for turn in self.result.messages:
-            parts.append(turn.text)
+            parts.append(typographic_variants_restored(turn.text, self.literals, rules.number_words, rules.number_leads))
             for call in turn.tool_calls:
                 ids.add(call.id)
                 calls.add(len(parts))
@@ -224,12 +225,16 @@ class Context:
     # -- evidence ---------------------------------------------------------------------------------
 
     def near_miss(self, literal: str) -> str | None:
-        """The context token most like a missing literal (a paraphrase such as acme-staging)."""
+        """The context token most like a missing literal (a paraphrase such as acme-staging). Another of the
+        source's own literals is never one: an allowed host kept beside a dropped forbidden one is itself. A
+        literal of plain words has none: "criteria" is no misspelling of "imperial", only another word."""
+        if not name_shaped(literal):
+            return None
         return near_miss_among(literal, self._tokens, self.rules.near_miss_ratio)
 
     @functools.cached_property
     def _tokens(self) -> frozenset[str]:
-        return tokens_of(self.text)
+        return tokens_of(self.text) - self.literals
 
     def identifiers(self, clause: Clause) -> list[str]:
         """Identifier-like tokens (with a digit, underscore, '/' or ':') in a clause.

@@ -1,4 +1,4 @@
-"""Findings, the compaction case oracles judge, and the oracle registry.
+"""The compaction case oracles judge, the oracle registry and ``check`` (findings are ``_findings``).
 
 An oracle is a pure function ``(case) -> iterable of Finding``: no I/O, no
 randomness, no state. The preservation set always comes from the source
@@ -10,7 +10,6 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from enum import StrEnum
 
 from harness._base._errors import HarnessError, InvalidArgument, SpecError, did_you_mean
 from harness._base._model import Fact, Transcript, live_facts
@@ -18,10 +17,14 @@ from harness._base._protocol import CompactionRequest, CompactionResult
 from harness._base._tokens import TokenCounter, context_tokens, count_tokens
 from oracles._context import Context
 from oracles._rules import DEFAULT_RULES, ProseRules
+from oracles._findings import Evidence, Finding, Outcome, Severity, outcome_of
+from oracles._against_source import against_source
 
 __all__ = [
     "Severity",
     "Evidence",
+    "Outcome",
+    "outcome_of",
     "Finding",
     "Case",
     "Oracle",
@@ -34,75 +37,6 @@ __all__ = [
     "SessionCase",
     "check_session",
 ]
-
-
-class Severity(StrEnum):
-    """``violate``: the context must not be consumed. ``degrade``: honest but coarser. ``unclear``: the
-    literal is there, and the reading found words of force or structure it could not attach either way:
-    shown for a person to review, never a failure unless a team asks (``--unclear fail``)."""
-
-    VIOLATE = "violate"
-    DEGRADE = "degrade"
-    UNCLEAR = "unclear"
-
-
-class Evidence(StrEnum):
-    """What a finding rests on. A violation needs one of these positive observations; a reading that
-    recognised nothing it could attach is *unclear*, never a violation (DESIGN section 9)."""
-
-    ABSENT = "absent"  # the literal (or its value) is not in the context
-    NEAR_MISS = "near-miss"  # a near miss of the literal stands where it should
-    CONTRARY = "contrary"  # a contrary word governs it: allowed, cancelled, handed off, fixed, brought back
-    WEAKENED = "weakened"  # a weakening or hedging word governs it: a preference, an option, "about 5"
-    CHANGED = "changed"  # another number, operator or value is stated for it
-    STALE = "stale"  # the value from before a change is stated as current
-    ENDED_BINDING = "ended-binding"  # an obligation that ended is stated with binding words
-    FALSE_COMPLETION = "false-completion"  # an open obligation is stated as done
-    BARE_MENTION = "bare-mention"  # named with no word of force governing it anywhere (sentence, heading, key)
-    INVENTED = "invented"  # an obligation the source never stated
-    SHAPE = "shape"  # the result's own shape: pairing, budget, journal, marker, a self-report, growth
-    # Why a reading stays unclear:
-    UNATTACHED = "unattached"  # words of force stand near the literal, none the reading can attach to it
-    CONFLICTING = "conflicting"  # words of force and contrary words both govern it
-    ELSEWHERE = "elsewhere"  # the value is in the context, not where the reading links it to its field
-    UNSETTLED = "unsettled"  # the session ended before it showed which way it goes (a summary still growing)
-
-
-@dataclass(frozen=True, slots=True)
-class Finding:
-    """One broken (or coarsened) invariant, with evidence a person can act on."""
-
-    invariant: str
-    severity: Severity
-    detail: str
-    fact_id: str | None = None
-    fact_kind: str | None = None
-    expected: str | None = None
-    found: str | None = None
-    call_id: str | None = None  # the tool call a finding is about, so shrinking keeps that call and its answer
-    round: int | None = None  # a session oracle's finding: the round (0 is the first) that shows it
-    evidence: Evidence | None = None  # what a violation rests on, or why an unclear reading stayed unclear
-
-    @classmethod
-    def about(cls, invariant: str, fact: Fact, detail: str, *, expected: str | None = None,
-              found: str | None = None, severity: Severity = Severity.VIOLATE,
-              evidence: Evidence | None = None) -> Finding:
-        return cls(invariant, severity, detail, fact.id, str(fact.kind), expected, found, evidence=evidence)
-
-    @classmethod
-    def unclear(cls, invariant: str, fact: Fact, detail: str, *, why: Evidence, expected: str | None = None,
-                found: str | None = None) -> Finding:
-        """A reading that could not be settled either way: for a person to review."""
-        return cls.about(invariant, fact, detail, expected=expected, found=found, severity=Severity.UNCLEAR,
-                         evidence=why)
-
-    @classmethod
-    def unattached(cls, invariant: str, fact: Fact, literal: str, word: str, reading: str, *, expected: str,
-                   found: str) -> Finding:
-        """Words of force stand by ``literal`` and the reading could attach none of them (``reading`` says as
-        what): unclear, never a bare mention."""
-        return cls.unclear(invariant, fact, f"{literal} stands with {word!r}, which the reading could not {reading}",
-                           why=Evidence.UNATTACHED, expected=expected, found=found)
 
 
 @dataclass(frozen=True)
@@ -254,7 +188,7 @@ class Verdict:
 def check(case: Case, oracles: Iterable[Oracle] | None = None) -> Verdict:
     """Run the compaction-scope oracles (all registered ones by default) on a case."""
     chosen = [o for o in (registered() if oracles is None else oracles) if o.scope == "compaction"]
-    findings = [finding for o in chosen for finding in _run_oracle(o, case)]
+    findings = against_source(case, [finding for o in chosen for finding in _run_oracle(o, case)])
     source = case.source_tokens()
     loss = 0.0 if source == 0 else max(0.0, 1.0 - case.context_tokens() / source)
     return Verdict(tuple(findings), round(loss, 4))

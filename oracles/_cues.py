@@ -17,7 +17,7 @@ from oracles._lexicon import IDENT, WORD, identifiers_in, phrase_pattern
 from oracles._rules import ProseRules
 from oracles._units import Clause, pieces
 
-__all__ = ["Units", "answered_no", "negated", "cue_near", "label_cue", "governing_cue", "force_words", "sequels",
+__all__ = ["Units", "answered_no", "negated", "under_modal", "cue_near", "cue_distance", "label_cue", "governing_cue", "force_words", "sequels",
            "line_cue", "in_time_clause", "free_cue", "modifies", "status_in", "cue_in"]
 
 
@@ -50,9 +50,10 @@ class _Traps:
     """The negation traps of a text ("never mind", "don't worry"), asked by bisection: a cue inside one
     (not the trap itself) is no cue."""
 
-    __slots__ = ("_starts", "_spans")
+    __slots__ = ("_lower", "_starts", "_spans")
 
     def __init__(self, lower: str, traps: tuple[str, ...]):
+        self._lower = lower
         self._spans = [m.span() for m in phrase_pattern(traps).finditer(lower)]
         self._starts = [a for a, _ in self._spans]
 
@@ -61,7 +62,8 @@ class _Traps:
         if i < 0:
             return False
         a, b = self._spans[i]
-        return end <= b and (a, b) != (start, end)
+        # a cue written with its trailing space ("any ") is inside a trap that ends at its word
+        return (end <= b or self._lower[b:end].isspace()) and (a, b) != (start, end)
 
 
 class _Stops:
@@ -126,8 +128,9 @@ def _status_pattern(keys: tuple[str, ...]) -> re.Pattern[str]:
     return re.compile(rf"\b(?:{names})\s*[:=]\s*([a-z][a-z _\-]*)")
 
 
-def negated(rules: ProseRules, lower: str, at: int) -> bool:
-    """Whether a negator sits within ``negation_window`` words before position ``at`` of ``lower``.
+def negated(rules: ProseRules, lower: str, at: int, window: int | None = None) -> bool:
+    """Whether a negator sits within ``negation_window`` (or ``window``) words before position ``at`` of
+    ``lower``.
 
     Punctuation ends a negation's reach: in "Pinned? no, any bucket works" the "no" answers the
     question and does not negate "any". Only a bounded stretch before ``at`` is read, so a cue in
@@ -136,12 +139,27 @@ def negated(rules: ProseRules, lower: str, at: int) -> bool:
     floor = max(0, at - _NEGATION_REACH)
     start = max((lower.rfind(p, floor, at) for p in rules.negation_stops), default=-1) + 1
     start = max(start, floor)
-    words = WORD.findall(lower, start, at)[-rules.negation_window:] if at > start else []
+    reach = rules.negation_window if window is None else window
+    words = WORD.findall(lower, start, at)[-reach:] if at > start else []
     return phrase_pattern(rules.negators).search(" ".join(words)) is not None
 
 
+def under_modal(rules: ProseRules, lower: str, at: int) -> bool:
+    """Whether a modal (``modal_cues``: "must", "needs to", "to be") stands at most ``modal_window`` words
+    before position ``at`` of ``lower``, with no punctuation between: "must be fixed", "has yet to be
+    deployed" put the word ahead, they state nothing as done."""
+    floor = max(0, at - _NEGATION_REACH)
+    start = max((lower.rfind(p, floor, at) for p in rules.negation_stops), default=-1) + 1
+    stretch = lower[max(start, floor):at]
+    last = None
+    for last in phrase_pattern(rules.modal_cues).finditer(stretch):
+        pass
+    return last is not None and len(WORD.findall(stretch, last.end())) <= rules.modal_window
+
+
 def cue_near(rules: ProseRules, clause: Clause, literal: str, cues: tuple[str, ...], window: int | None = None, *,
-             skip_negated: bool = False, before_only: bool = False, confined: bool = False) -> str | None:
+             skip_negated: bool = False, before_only: bool = False, confined: bool = False,
+             skip_modal: bool = False) -> str | None:
     """The first cue within ``window`` words of ``literal`` in ``clause``, honouring negation traps.
 
     With ``skip_negated``, a cue right after a negator ("hasn't been fixed") does not count. With
@@ -149,17 +167,20 @@ def cue_near(rules: ProseRules, clause: Clause, literal: str, cues: tuple[str, .
     clause before it: a prefix cue's scope runs to the end of its clause ("do not open or read any
     file in the X folder"). With ``confined``, a cue counts only with no other name and no dash-set
     aside between it and the literal, and no other name between them right beside the cue: in "X (6
-    steps); v1 obsolete" the "obsolete" is about v1.
+    steps); v1 obsolete" the "obsolete" is about v1. With ``skip_modal``, a cue under a modal ("must be
+    fixed") does not count: for the cues that claim something done.
     """
     unlimited = before_only and window is None
     window = rules.cue_window if window is None else window
     lower = clause.lower
     # A cue inside a negation trap ("never" in "never mind") is no cue; the trap itself may be one.
-    traps = _Traps(lower, rules.negation_traps)
+    traps = _Traps(lower, rules.negation_traps + rules.scope_traps)
     word_starts = [m.start() for m in WORD.finditer(lower)]  # once, not once per cue (linear, not quadratic)
     cue_words = []
     for m in phrase_pattern(cues).finditer(lower):
         if traps.holds(m.start(), m.end()):
+            continue
+        if skip_modal and under_modal(rules, lower, m.start()):
             continue
         if not (skip_negated and (negated(rules, lower, m.start()) or answered_no(lower, m.end()))):
             cue_words.append((bisect.bisect_left(word_starts, m.start()), m.group(0), m.start(), m.end()))
@@ -194,6 +215,22 @@ def cue_near(rules: ProseRules, clause: Clause, literal: str, cues: tuple[str, .
     return None
 
 
+def cue_distance(rules: ProseRules, clause: Clause, literal: str, cues: tuple[str, ...]) -> int | None:
+    """How many words apart the nearest of ``cues`` (not negated, not in a trap) and a mention of ``literal``
+    stand in ``clause``; None without one. Two cues that disagree are told apart by which is nearer."""
+    lower = clause.lower
+    traps = _Traps(lower, rules.negation_traps + rules.scope_traps)
+    mentions = list(token_spans(clause.text, literal))
+    best = None
+    for m in phrase_pattern(cues).finditer(lower):
+        if traps.holds(m.start(), m.end()) or negated(rules, lower, m.start()) or under_modal(rules, lower, m.start()):
+            continue
+        for span in mentions:
+            apart = _words_apart(lower, span, m.span())
+            best = apart if best is None else min(best, apart)
+    return best
+
+
 def label_cue(rules: ProseRules, line: Clause, literal: str, cues: tuple[str, ...], *, skip_negated: bool = False) -> str | None:
     """A cue in a label that governs ``literal`` on its reading line: the headings, keys and columns
     the reading put before the line's body ("Forbidden: never touch these: X"), or a label opening the
@@ -213,7 +250,7 @@ def label_cue(rules: ProseRules, line: Clause, literal: str, cues: tuple[str, ..
     if cut >= start:
         spans.append((start, cut))
     lower = line.lower
-    traps = _Traps(lower, rules.negation_traps)
+    traps = _Traps(lower, rules.negation_traps + rules.scope_traps)
     for a, b in spans:
         for m in phrase_pattern(cues).finditer(lower, a, b):
             if traps.holds(m.start(), m.end()):
@@ -305,7 +342,7 @@ def in_time_clause(rules: ProseRules, clause: Clause, cue: str, literal: str) ->
 def free_cue(rules: ProseRules, clause: Clause, cues: tuple[str, ...]) -> str | None:
     """The first of ``cues`` anywhere in ``clause`` that is not inside a negation trap ("don't worry")."""
     lower = clause.lower
-    traps = _Traps(lower, rules.negation_traps)
+    traps = _Traps(lower, rules.negation_traps + rules.scope_traps)
     for m in phrase_pattern(cues).finditer(lower):
         if not traps.holds(m.start(), m.end()):
             return m.group(0)

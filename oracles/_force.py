@@ -7,9 +7,10 @@ from collections.abc import Iterator
 
 from harness._base._model import FactKind, Status
 from oracles._context import Context
-from oracles._lexicon import identifier_tokens, name_shaped, phrase_pattern
-from oracles._units import Clause
-from oracles._core import Case, Evidence, Finding, oracle
+from oracles._lexicon import WORD, identifier_tokens, name_shaped, phrase_pattern
+from harness._base._wholetoken import token_spans
+from oracles._units import Clause, pieces
+from oracles._core import Case, Evidence, Finding, Outcome, oracle
 from oracles._cues import answered_no, cue_in, cue_near, in_time_clause, label_cue, modifies, negated
 
 # The kinds whose force is a requirement on a literal (use it, keep it, reuse it, respect it, do it).
@@ -90,10 +91,15 @@ def _revised(ctx: Context, literal: str, cues: tuple[str, ...]) -> tuple[Clause,
     return None
 
 
-def _stated_forbidden(ctx: Context, literal: str) -> tuple[Clause, str] | None:
+def _stated_forbidden(case: Case, fact) -> tuple[Clause, str] | None:
     """A required literal listed under a label that forbids or avoids it, or after a prohibition in its
-    own clause ("avoid_regions: [X]", "never use X")."""
+    own clause ("avoid_regions: [X]", "never use X"): the requirement inverted. A fact the source states
+    plainly ("the plan covers theft") is inverted by any negation of it ("does not cover theft", "no
+    theft cover"); a rule is inverted by a word of force, not by a record of what has not happened yet
+    ("we haven't deployed to X yet"). Only against the source: a literal the source negated is not."""
+    ctx = case.context
     rules = ctx.rules
+    literal = fact.literals[0]
     for line in ctx.lines_with(literal):
         cue = label_cue(ctx.rules, line, literal, rules.avoidance_labels, skip_negated=True)
         if cue is not None:
@@ -102,7 +108,51 @@ def _stated_forbidden(ctx: Context, literal: str) -> tuple[Clause, str] | None:
         cue = cue_near(ctx.rules, unit, literal, rules.avoidance_labels, window=3, before_only=True, skip_negated=True)
         if cue is not None:
             return unit, cue
+    if _negated_in_source(case, fact):
+        return None
+    plain = not _stated_with_force(case, fact)
+    inverting = tuple(c for c in rules.prohibition_cues if c not in rules.factual_negators) + rules.inversion_cues
+    for unit in ctx.units_with(rules.force_unit, literal):
+        body = unit.body(literal)  # a heading's or key's words over it are labels, read above
+        # (the window runs from a cue's first word: "do not" and six words before the literal is eight)
+        cue = cue_near(ctx.rules, body, literal, inverting, window=_INVERSION_REACH + 2, before_only=True,
+                       skip_negated=True, confined=True)
+        if cue is None and plain:
+            cue = _negation_before(rules, body, literal)
+        if cue is not None and not cue_in(unit, _still_ahead(rules)):
+            return unit, cue
     return None
+
+
+_INVERSION_REACH = 6  # words: how far before a literal a negation or inverting word still governs it
+
+
+def _negation_before(rules, body: Clause, literal: str) -> str | None:
+    """The negator within ``_INVERSION_REACH`` words before a mention of ``literal`` in ``body``, if any."""
+    for start, _ in token_spans(body.text, literal):
+        if negated(rules, body.lower, start, _INVERSION_REACH):
+            words = " ".join(WORD.findall(body.lower, max(0, start - 160), start)[-_INVERSION_REACH:])
+            found = phrase_pattern(rules.negators).search(words)
+            return found.group(0) if found else "not"
+    return None
+
+
+def _negated_in_source(case: Case, fact) -> bool:
+    """The source's own sentence negates the literal ("we do not offer X"): a summary saying so keeps it."""
+    if not 0 <= fact.origin_turn < len(case.transcript.turns):
+        return False
+    text = case.transcript.turns[fact.origin_turn].text
+    for a, b in pieces(text, "sentence"):
+        sentence = Clause.of(text[a:b], case.context.lowered)
+        if any(negated(case.context.rules, sentence.lower, s, _INVERSION_REACH)
+               for s, _ in token_spans(sentence.text, fact.literals[0])):
+            return True
+    return False
+
+
+def _still_ahead(rules) -> tuple[str, ...]:
+    return tuple(c for c in rules.pending_cues if c not in rules.conditional_cues and c not in (
+        "must", "should", "next"))
 
 
 @oracle("force-kept", reference="004, field reports")
@@ -114,12 +164,21 @@ def force_kept(case: Case) -> Iterator[Finding]:
         literal = fact.literals[0]
         if ctx.ledger_entry(fact) is not None:
             continue
-        if fact.kind in _WAIVABLE and (banned := _stated_forbidden(ctx, literal)) is not None:
+        if fact.kind in _WAIVABLE and (banned := _stated_forbidden(case, fact)) is not None:
             unit, cue = banned
-            yield Finding.about("force-kept", fact, f"{literal} is required but stated as forbidden ({cue!r})",
-                                expected=f"{literal} as a requirement", found=unit.text, evidence=Evidence.CONTRARY)
+            yield Finding.about("force-kept", fact, f"{literal} is required but stated as forbidden ({cue!r}): the "
+                                "requirement inverted", expected=f"{literal} as a requirement", found=unit.text,
+                                evidence=Evidence.CONTRARY, outcome=Outcome.INVERTED)
             continue
-        if fact.kind in _REQUIRED:
+        lifted = _first_cue(ctx, literal, rules.lifted_cues) if fact.kind in (
+            FactKind.THRESHOLD, FactKind.GATING_FIELD) else None
+        if lifted is not None:
+            unit, cue = lifted
+            yield Finding.about("force-kept", fact, f"the limit on {literal} is stated as lifted ({cue!r})",
+                                expected=f"{literal} as a requirement", found=unit.text,
+                                evidence=Evidence.CONTRARY, outcome=Outcome.INVERTED)
+            continue
+        if fact.kind in _REQUIRED and not (fact.kind is FactKind.LITERAL_BINDING and not _stated_with_force(case, fact)):
             hit = _first_cue(ctx, literal, rules.weakening_cues)
             if hit is not None and in_time_clause(ctx.rules, hit[0], hit[1], literal):
                 hit = None  # "before the agent could write the config, the field had to be 1"
@@ -134,11 +193,13 @@ def force_kept(case: Case) -> Iterator[Finding]:
                 continue
             evidence = Evidence.WEAKENED
             if hit is None and fact.kind in _WAIVABLE:
-                waived = _first_cue(ctx, literal, rules.waiver_cues)
+                waived = _first_cue(ctx, literal, rules.waiver_cues + (
+                    rules.remake_cues if fact.kind is FactKind.ARTIFACT_REFERENCE else ()))
                 if waived is not None and not _reasserted(ctx, waived[0]):
                     hit, evidence = waived, Evidence.CONTRARY
             if hit is None:
-                hit, evidence = _revised(ctx, literal, rules.waiver_cues + rules.weakening_cues + rules.permission_cues), \
+                hit, evidence = _revised(ctx, literal, rules.waiver_cues + rules.remake_cues + rules.weakening_cues
+                                         + rules.permission_cues), \
                     Evidence.CONTRARY
             if hit is not None:
                 unit, cue = hit
@@ -158,6 +219,28 @@ def force_kept(case: Case) -> Iterator[Finding]:
                 disposition = fact.detail("disposition") or "rejected"
                 yield Finding.about("force-kept", fact, f"the {disposition} approach {literal} is brought back ({cue!r})",
                                     expected=f"{literal} {disposition}", found=unit.text, evidence=Evidence.CONTRARY)
+
+
+def _stated_with_force(case: Case, fact) -> bool:
+    """The source states ``fact`` with a word of force ("use", "only", "must", "always"): a plain statement of
+    fact ("the Silver plan covers theft") has no force a summary could weaken, only a truth it can invert."""
+    if not 0 <= fact.origin_turn < len(case.transcript.turns):
+        return True
+    text = case.transcript.turns[fact.origin_turn].text
+    rules = case.context.rules
+    words = phrase_pattern(rules.force_words + rules.binding_cues + rules.reassert_cues + rules.prohibition_cues)
+    return any(words.search(Clause.of(text[a:b], case.context.lowered).lower) or _instruction(rules, text[a:b])
+               for a, b in pieces(text, "sentence") if fact.literals[0] in text[a:b])
+
+
+_SPEAKER = re.compile(r"^\s*(?:[A-Z][\w.' ]{0,30}:\s+)")  # "Sales Agent: ", "Client: " before what they say
+
+
+def _instruction(rules, sentence: str) -> bool:
+    """The sentence opens with a word that is no statement opener: an imperative ("Reference X in...")."""
+    words = _SPEAKER.sub("", sentence.strip(), count=1).lstrip("-*#>\u2022 ").split()
+    first = words[0].lower().strip(",.;:!?\"'()") if words else ""
+    return bool(first) and first.isalpha() and first not in rules.statement_openers
 
 
 def _ended_before(case: Case):

@@ -8,9 +8,9 @@ import re
 from collections.abc import Iterator
 
 from harness._base._model import FactKind, Polarity
-from oracles._lexicon import identifier_tokens, name_shaped, phrase_pattern, tokens_of
+from oracles._lexicon import identifier_tokens, name_shaped, near_miss_among, phrase_pattern, tokens_of
 from oracles._units import Clause, call_text, part_reading
-from oracles._core import Case, Evidence, Finding, Severity, oracle
+from oracles._core import Case, Evidence, Finding, Outcome, Severity, oracle
 from oracles._numbers import operators_in, relation_key
 from oracles._cues import cue_in, negated
 
@@ -99,9 +99,9 @@ def no_invented_obligation(case: Case) -> Iterator[Finding]:
     source = _SourceText(case)
     # What "forbidding a requirement" can invert: a bound value, not a threshold's field or a commitment's
     # object ("don't re-run X until the review" is how a pending commitment is often put).
+    # (force-kept reads a bound value stated forbidden, of any shape: this reads a superseding value)
     required = {f.literals[0] for f in case.live
-                if f.kind in (FactKind.LITERAL_BINDING, FactKind.SUPERSESSION) and f.polarity is Polarity.REQUIRE
-                and len(f.literals) == 1}
+                if f.kind is FactKind.SUPERSESSION and f.polarity is Polarity.REQUIRE and len(f.literals) == 1}
     forbidden = {f.literals[0] for f in case.transcript.facts if f.kind is FactKind.PROHIBITION and f.origin_turn < case.boundary}
     # Only clauses holding a token the source lacks, or a required value, can state an invented
     # obligation; find those from the tokens instead of reading every clause. A message kept verbatim
@@ -109,7 +109,8 @@ def no_invented_obligation(case: Case) -> Iterator[Finding]:
     window = {turn.text for turn in case.window} | {call_text(c) for turn in case.window for c in turn.tool_calls}
     candidates = {t for raw in ctx.parts if raw not in window for t in _maybe_identifiers(part_reading(raw))}
     unknown_anywhere = {t for t in candidates - source.known(candidates)
-                        if not _joined_from(t, source.text) and not _notation(t) and not relation_key(t, rules)}
+                        if not _joined_from(t, source.text) and not _notation(t) and not relation_key(t, rules)
+                        and not _rewrites_a_literal(t, case, rules)}
     suspected = {lit for lit in required - forbidden if ctx.mentions(lit)}
     reported: set[str] = set()
     for clause in ctx.clauses_holding(unknown_anywhere | suspected):
@@ -133,9 +134,11 @@ def no_invented_obligation(case: Case) -> Iterator[Finding]:
         for target in _prohibition_targets(ctx, clause):
             if target in suspects and target not in reported:
                 reported.add(target)
-                yield Finding("no-invented-obligation", Severity.VIOLATE,
-                              f"the context forbids {target}, which the source requires",
-                              expected=f"use {target}", found=clause.text, evidence=Evidence.CONTRARY)
+                fact = next(f for f in case.live if f.literals[0] == target and f.kind is FactKind.SUPERSESSION)
+                yield Finding.about("no-invented-obligation", fact,
+                                    f"the context forbids {target}, which the source requires: the requirement inverted",
+                                    expected=f"use {target}", found=clause.text, evidence=Evidence.CONTRARY,
+                                    outcome=Outcome.INVERTED)
 
 
 # Notation, not names: a tally or multiplier ("x3", "2x", "#4"), a number with a unit, a date or a time
@@ -158,6 +161,21 @@ def _obligation_outside(ctx, clause, token: str) -> bool:
     rules = ctx.rules
     cues = phrase_pattern(rules.prohibition_cues + rules.pending_cues)
     return any(not negated(ctx.rules, lower, m.start()) for m in cues.finditer(lower)) or bool(operators_in(text, ctx))
+
+
+def _rewrites_a_literal(token: str, case: Case, rules) -> bool:
+    """``token`` is one of the source's literals rewritten (another case, a near miss): the literal's own
+    oracle reports it changed, and an obligation stated on it is that obligation, not an invented one."""
+    literals, lowered = _literals_of(case.transcript)
+    if token.lower() in lowered:
+        return True
+    near = near_miss_among(token, literals, rules.near_miss_ratio)
+    return near is not None and not case.context.mentions(near)
+
+
+def _literals_of(transcript) -> tuple[frozenset[str], frozenset[str]]:
+    literals = frozenset(lit for f in transcript.facts for lit in f.literals if name_shaped(lit))
+    return literals, frozenset(lit.lower() for lit in literals)
 
 
 def _joined_from(token: str, source: str) -> bool:

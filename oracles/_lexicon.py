@@ -12,7 +12,7 @@ import functools
 import re
 
 __all__ = ["WORD", "IDENT", "SNAKE_NAME", "name_shaped", "identifiers_in", "identifier_tokens", "tokens_of", "masked", "near_miss_among",
-           "nearest", "phrase_pattern"]
+           "nearest", "phrase_pattern", "typographic_variants_restored"]
 
 WORD = re.compile(r"\S+")
 # An identifier-like token: contains a digit, an underscore, '/' or '://'.
@@ -183,3 +183,69 @@ def phrase_pattern(phrases: tuple[str, ...]) -> re.Pattern[str]:
             body += r"(?![\w])"
         parts.append(body)
     return re.compile("|".join(parts))
+
+
+# A stretch written all in capitals: three words or more with no small letter (a shouted rule), of which
+# ``_restored_in`` restores only stretches of at least eight capitals.
+_SHOUTED = re.compile(r"(?:(?<![^\s])[^a-z\s]*[A-Z][^a-z\s]*(?:[ \t]+|$)){3,}", re.MULTILINE)
+# A literal of plain words: letters, with spaces, hyphens or apostrophes between.
+_WORDS_ONLY = re.compile(r"[A-Za-z][A-Za-z' \-]*[A-Za-z]")
+
+
+def _restored_in(line: str, literals: frozenset[str]) -> str:
+    if sum(ch.isupper() for ch in line) < 8:
+        return line
+    for literal in literals:
+        if literal.upper() in line and literal not in line:
+            line = re.sub(r"(?<![\w\-])" + re.escape(literal.upper()) + r"(?![\w\-])", literal, line)
+    return line
+
+
+@functools.lru_cache(maxsize=4096)
+def _word_literal_pattern(literal: str) -> re.Pattern[str]:
+    """Case-free, with any run of spaces between its words and an inflection on its last word (or without the
+    plural the literal has): the same words."""
+    stem = literal[:-2] if literal.endswith("es") and len(literal) > 4 else (
+        literal[:-1] if literal.endswith("s") and len(literal) > 3 else literal)
+    body = r"\s+".join(re.escape(w) for w in stem.split())
+    return re.compile(r"(?<![\w\-])" + body + _INFLECTION + r"(?![\w\-])", re.IGNORECASE)
+
+
+# The endings English puts on a word without making it another word ("confirm": confirms, confirmed,
+# confirming, confirmation): a plain-word literal matches with any of them.
+_INFLECTION = r"(?:s|es|d|ed|ing|ation|ations|ion|ions)?"
+
+
+# Where a sentence (or a list item, a heading, a label's value) starts: the place a writer capitalises.
+_SENTENCE_START = r"(?:^|(?<=[.!?]\s)|(?<=[.!?]\s\s)|(?<=\n)|(?<=[-*+#>\u2022]\s)|(?<=\d[.)]\s)|(?<=:\s)|(?<=\(\s)|(?<=\()|(?<=[\"'`]))"
+
+
+def typographic_variants_restored(text: str, literals: frozenset[str], number_words: tuple[tuple[str, str], ...],
+                                  number_leads: tuple[str, ...]) -> str:
+    """``text`` with the changes writing makes to a literal that are not changes of the literal put back:
+    a literal capitalised because it opens a sentence or an item ("Timeout_seconds must...", "S3://x/ is
+    off limits"); any literal in a stretch written all in capitals (a shouted rule: its case says nothing);
+    a literal made of plain words ("budget cap", "primary source") in another case or number ("Budget
+    Cap", "primary sources"), since words, unlike names, are not spelled byte for byte; and a number
+    written as a word where a value stands ("at most three", "set it to zero"). A name (``name_shaped``)
+    capitalised anywhere else, or rewritten, stays as written: that is a changed literal."""
+    if _SHOUTED.search(text):
+        text = _SHOUTED.sub(lambda m: _restored_in(m.group(0), literals), text)
+    for literal in literals:
+        if _WORDS_ONLY.fullmatch(literal) and not name_shaped(literal):
+            text = _word_literal_pattern(literal).sub(literal, text)
+            continue
+        if not literal[:1].isalpha() or not literal[0].islower():
+            continue
+        capital = literal[0].upper() + literal[1:]
+        if capital in text:
+            text = re.sub(_SENTENCE_START + re.escape(capital) + r"(?![\w\-])", literal, text, flags=re.MULTILINE)
+    lowered = text.lower()
+    words = [(word, digits) for word, digits in number_words if word in lowered]
+    if words:
+        leads = "|".join(re.escape(lead) for lead in sorted(number_leads, key=len, reverse=True))
+        for word, digits in sorted(words, key=lambda pair: len(pair[0]), reverse=True):
+            pattern = (rf"(?i)((?:(?<![\w])(?:{leads})(?![\w])|[=:(])\s*(?:(?!(?:the|a|an|this|that|these|those|each|every)\b)\w+\s+)?)" + re.escape(word).replace(r"\ ", r"\s+")
+                       + r"(?![\w\-])(?!\s+of\b)")
+            text = re.sub(pattern, lambda m: m.group(1) + digits, text)
+    return text

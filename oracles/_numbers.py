@@ -80,7 +80,8 @@ def _number_before(ctx: Context, head: str, value: str | None) -> tuple[str, str
     after = tail[m.end():]
     if re.search(r"\d", after) or SNAKE_NAME.search(after) or SNAKE_NAME.search(tail[: m.start()]):
         return None  # another number or field sits between, or the number already follows a field of its own
-    before = " ".join(WORD.findall(head[: words[0].start() + m.start()])[-4:])
+    # the words before the number, as far back as a negation reaches ("Never let queue depth exceed 1000")
+    before = " ".join(WORD.findall(head[: words[0].start() + m.start()])[-(ctx.rules.negation_window + 2):])
     return m.group(1), before + " " + after, before
 
 
@@ -125,6 +126,18 @@ def line_mentions(ctx: Context, field: str, value: str) -> list[Mention]:
 _NEGATED = {">": "<=", "<": ">=", ">=": "<", "<=": ">"}
 
 
+def _notation_at(lower: str, start: int, end: int) -> bool:
+    """The operator found at ``lower[start:end]`` is a piece of notation, not a comparison: an arrow
+    ("0.0.0.0:9826->80/tcp", "a => b" is kept: only a dash-led arrow), a command-line flag ("--max 3",
+    "-max"), or a word inside a path or a name ("/max/", "max_pool")."""
+    before = lower[start - 1] if start else " "
+    after = lower[end] if end < len(lower) else " "
+    phrase = lower[start:end]
+    if not phrase[0].isalnum():
+        return before == "-" or after in "-=" or (phrase[0] == "<" and after == "-")
+    return before in "-/_." or after in "/_"
+
+
 def operators_in(text: str, ctx: Context, *, negated: bool = False) -> set[str]:
     """Operators stated in ``text``, negation-aware (longest phrase wins, so "no more than" is not "more than").
     ``negated``: the whole of ``text`` stands under a negation (one before the field), so a strict
@@ -134,6 +147,8 @@ def operators_in(text: str, ctx: Context, *, negated: bool = False) -> set[str]:
     lower = text.lower()
     found = set()
     for m in pattern.finditer(lower):
+        if _notation_at(lower, m.start(), m.end()):
+            continue
         op = phrase_to_op[m.group(0)]
         if op in ("<", ">") and _cues.negated(ctx.rules, lower, m.start()) != negated:
             op = _NEGATED[op]

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import re
+
 from collections.abc import Iterator
 
 from harness._base._model import FactKind
 from oracles._lexicon import phrase_pattern
 from oracles._units import Clause
-from oracles._core import Case, Evidence, Finding, oracle
+from oracles._core import Case, Evidence, Finding, Outcome, oracle
 from oracles._numbers import line_mentions, value_mentions
-from oracles._cues import cue_in, cue_near, force_words, free_cue, governing_cue, label_cue, line_cue, negated, sequels, status_in
+from oracles._cues import cue_distance, cue_in, cue_near, force_words, free_cue, governing_cue, label_cue, line_cue, negated, sequels, status_in
 
 
 def _live(case: Case, kind: FactKind):
@@ -59,13 +61,15 @@ def commitment_retained(case: Case) -> Iterator[Finding]:
                                 "nobody is left to keep it", expected=f"{_action_on(fact, obj)} (ours, pending)",
                                 found=handed.text, evidence=Evidence.CONTRARY)
             continue
-        if _pending_stated(ctx, fact, obj):
-            continue
         action = fact.detail("action")
         expected = _action_on(fact, obj)
+        if _pending_stated(ctx, fact, obj):
+            continue
         pending = f"the pending action ({action})" if action else "the pending action"
         force = force_words(ctx, obj, ctx.rules.pending_cues + ctx.rules.action_words)
-        if force is not None:
+        if force is not None and _words_beyond(ctx, force[0], obj):
+            # "PENDING: 1.28.17" is a word of force beside the object and nothing that says what is to be done
+            # (a bag of force words): a bare mention, not a reading to review.
             unit, word = force
             yield Finding.unattached("commitment-retained", fact, obj, word,
                                      f"attach to {pending}", expected=expected,
@@ -101,7 +105,8 @@ def completion_honest(case: Case) -> Iterator[Finding]:
                 status) and not phrase_pattern(ctx.rules.negators).search(status) and (
                 not pending or cue_in(clause, _action_forms(fact))) else None
             if cue is None and cues:
-                cue = cue_near(ctx.rules, clause, obj, cues, window=ctx.rules.completion_window, skip_negated=True)
+                cue = cue_near(ctx.rules, clause, obj, cues, window=ctx.rules.completion_window, skip_negated=True,
+                               skip_modal=True)
                 if cue and cue_in(clause, _still_ahead(ctx.rules)):
                     cue = None
             if cue:
@@ -122,21 +127,44 @@ def _failed(ctx, clause: Clause, call_id: str) -> bool:
     return phrase_pattern(rules.unresolved_cues).search(rest) is None
 
 
+def _open_nearer(ctx, clause: Clause, call_id: str, done_cues: tuple[str, ...]) -> bool:
+    """An open mark ("is in progress", "dispatched, still running") stands nearer the call than the word that
+    says it finished ("run_load_test returned: job_4f is in progress" reports what the tool returned)."""
+    opened = cue_distance(ctx.rules, clause, call_id, ctx.rules.unresolved_cues)
+    done = cue_distance(ctx.rules, clause, call_id, done_cues)
+    return opened is not None and (done is None or opened < done)
+
+
 def _still_ahead(rules) -> tuple[str, ...]:
     """The pending cues that cancel a completion: all but those that only say when."""
     return tuple(c for c in rules.pending_cues if c not in rules.conditional_cues)
 
 
 def _pending_stated(ctx, fact, obj: str) -> bool:
-    """The object sits in a unit with its action (any spelling) or with a pending cue ("TODO", "blocked").
+    """The object sits in a unit with its action (any spelling), or with a pending cue ("TODO", "blocked")
+    and words that say what is to be done ("a second run of X is parked"): a pending cue beside the object
+    and nothing else ("PENDING: 1.28.17") keeps no action.
 
     A cue that only says when ("until the review") is not enough on its own: "X stays off staging
     until the review" keeps the hold and loses the promise.
     """
     ahead = _still_ahead(ctx.rules)
-    return any(cue_near(ctx.rules, c, obj, _action_forms(fact)) or cue_in(c, ahead)
+    return any(cue_near(ctx.rules, c, obj, _action_forms(fact)) or cue_in(c, ahead) and _words_beyond(ctx, c, obj)
                for c in ctx.units_with(ctx.rules.pending_unit, obj)) or any(
-        label_cue(ctx.rules, line, obj, ahead) for line in ctx.lines_with(obj))
+        label_cue(ctx.rules, line, obj, _action_forms(fact) + ahead) and _words_beyond(ctx, line, obj)
+        for line in ctx.lines_with(obj))
+
+
+_CONTENT_WORD = re.compile(r"[a-z][a-z\-]{2,}")
+
+
+def _words_beyond(ctx, unit: Clause, obj: str) -> bool:
+    """``unit`` says something besides ``obj`` and words of force: a content word that is no cue, no
+    negator and no common word ("deploy", "second run", "swap"), as an action needs."""
+    rules = ctx.rules
+    lower = phrase_pattern(rules.pending_cues + rules.action_words + rules.force_words + rules.unresolved_cues
+                           + rules.negators).sub(" ", unit.lower.replace(obj.lower(), " "))
+    return any(w not in rules.common_words for w in _CONTENT_WORD.findall(lower))
 
 
 @oracle("handle-retained", reference="000, 001", retention=True)
@@ -166,7 +194,8 @@ def closure(case: Case) -> Iterator[Finding]:
         if call_id in declared:
             yield Finding.about("closure", fact, f"the recovery marker declares call {call_id} resolved, but its result "
                                 "has not arrived", expected=f"{call_id} marked unresolved",
-                                found=f"marker resolved_calls: {', '.join(declared)}", evidence=Evidence.CONTRARY)
+                                found=f"marker resolved_calls: {', '.join(declared)}", evidence=Evidence.CONTRARY,
+                                outcome=Outcome.FALSELY_COMPLETED)
             continue
         if not ctx.mentions(call_id):
             continue  # handle-retained reports the missing id
@@ -178,14 +207,26 @@ def closure(case: Case) -> Iterator[Finding]:
         clauses = ctx.units_with(ctx.rules.unresolved_unit, call_id)
         done_cues = ctx.rules.call_done_cues + ctx.rules.done_statuses
         answered = next((c for c in clauses if ((s := status_in(ctx.rules, c)) and phrase_pattern(done_cues).search(s))
-                         or cue_near(ctx.rules, c, call_id, done_cues, window=ctx.rules.call_done_window, skip_negated=True)
-                         or _failed(ctx, c, call_id)),
-                        None)
+                         or _failed(ctx, c, call_id)), None)
+        told_done = answered is not None
+        if answered is None:
+            answered = next((c for c in clauses if cue_near(ctx.rules, c, call_id, done_cues, window=ctx.rules.call_done_window,
+                                                            skip_negated=True, skip_modal=True)
+                             and not _open_nearer(ctx, c, call_id, done_cues)), None)
         expected = f"{call_id} marked unresolved"
         open_cues = ctx.rules.unresolved_cues + _still_ahead(ctx.rules)
         if answered is not None:
+            # an open word in the item's own text against a finished one: unclear; a heading's ("Waiting on
+            # tools: X: finished") is overridden by what the item says of itself
+            if not told_done and cue_distance(ctx.rules, answered.body(call_id), call_id,
+                                              ctx.rules.unresolved_cues) is not None:
+                yield Finding.unclear("closure", fact, f"call {call_id} is stated both as finished and as still open; "
+                                      "the reading cannot tell which holds", why=Evidence.CONFLICTING,
+                                      expected=expected, found=answered.text)
+                continue
             yield Finding.about("closure", fact, f"call {call_id} is still open at the boundary but the context says it "
-                                "finished", expected=expected, found=answered.text, evidence=Evidence.CONTRARY)
+                                "finished", expected=expected, found=answered.text, evidence=Evidence.CONTRARY,
+                                outcome=Outcome.FALSELY_COMPLETED)
             continue
         if governing_cue(ctx, ctx.rules.unresolved_unit, call_id, open_cues, window=ctx.rules.unresolved_window,
                              scope=False) or any(free_cue(ctx.rules, s, open_cues) for s in sequels(ctx, call_id)):
@@ -222,12 +263,15 @@ def error_retained(case: Case) -> Iterator[Finding]:
                     and not phrase_pattern(rules.negators).search(status):
                 yield Finding.about("error-retained", fact, f"error {code} is stated as resolved (status {status!r}); "
                                     "it is not", expected=f"{code} unresolved", found=clause.text,
-                                    evidence=Evidence.CONTRARY)
+                                    evidence=Evidence.CONTRARY,
+                                outcome=Outcome.FALSELY_COMPLETED)
                 break
-            cue = cue_near(ctx.rules, clause, code, rules.resolution_cues, window=rules.resolution_window, skip_negated=True)
+            cue = cue_near(ctx.rules, clause, code, rules.resolution_cues, window=rules.resolution_window, skip_negated=True,
+                           skip_modal=True)
             if cue and not cue_in(clause, rules.resolution_negators):
                 yield Finding.about("error-retained", fact, f"error {code} is stated as resolved ({cue!r}); it is not",
-                                    expected=f"{code} unresolved", found=clause.text, evidence=Evidence.CONTRARY)
+                                    expected=f"{code} unresolved", found=clause.text, evidence=Evidence.CONTRARY,
+                                outcome=Outcome.FALSELY_COMPLETED)
                 break
         else:
             # The dismissal may follow in the sentence's next clause ("one ECONNREFUSED seen; most likely a
@@ -235,11 +279,12 @@ def error_retained(case: Case) -> Iterator[Finding]:
             # saying it still fails.
             for sentence in ctx.sentences_with(code):
                 cue = cue_near(ctx.rules, sentence, code, rules.resolution_cues, window=2 * rules.force_window,
-                                   skip_negated=True, confined=True)
+                               skip_negated=True, confined=True, skip_modal=True)
                 if cue and not cue_in(sentence, rules.still_failing_cues):
                     yield Finding.about("error-retained", fact, f"error {code} is stated as resolved or harmless "
                                         f"({cue!r}); it is not", expected=f"{code} unresolved", found=sentence.text,
-                                        evidence=Evidence.CONTRARY)
+                                        evidence=Evidence.CONTRARY,
+                                outcome=Outcome.FALSELY_COMPLETED)
                     break
 
 

@@ -11,7 +11,7 @@ from oracles._lexicon import phrase_pattern
 from oracles._units import Clause, call_text
 from oracles._core import Case, Evidence, Finding, Severity, oracle
 from oracles._numbers import field_mentions, line_mentions, operators_in, value_mentions
-from oracles._cues import cue_in, cue_near, force_words, governing_cue, label_cue, modifies, negated
+from oracles._cues import free_cue, cue_in, cue_near, force_words, governing_cue, label_cue, modifies, negated
 
 
 @oracle("literal-verbatim", reference="004, 001", retention=True)
@@ -83,8 +83,10 @@ def _polarity_finding(ctx, fact, literal: str, sentences) -> Finding | None:
     softened = conflicting = None
     for sentence in sentences:
         clause = next((c for c in ctx.units_with(rules.softening_unit, literal) if c.text in sentence.text), sentence)
-        soft = cue_in(clause, rules.softening_cues)
+        soft = free_cue(rules, clause, rules.softening_cues)  # outside traps: "rather than X" excludes X
         forbids = _forbids(ctx, sentence, literal)
+        if soft and forbids and (forbids in soft or soft in forbids):
+            forbids = None  # one phrase: "try not to" softens the very "not" it holds
         if soft and forbids and not modifies(clause, rules.softening_cues, _forbidding(rules)):
             conflicting = conflicting or (sentence, soft, forbids)
         elif soft:

@@ -46,7 +46,7 @@ class ProseRules:
         "not a single", "never to be", "nothing under", "nothing in", "nothing inside", "may not", "not be modified",
         "not be touched", "not be deleted", "not be changed", "out of bounds", "must stay untouched", "leave alone",
         "leave it alone", "no changes to", "no edits to", "ban", "ruled out", "not to be used", "not to be touched",
-        "is not to be", "are not to be",
+        "is not to be", "are not to be", "rather than", "instead of",
     )
     # A prohibition turned into a preference or a ranking: present anywhere in the clause, it wins.
     softening_cues: tuple[str, ...] = (
@@ -60,8 +60,25 @@ class ProseRules:
     negation_traps: tuple[str, ...] = (
         "don't worry", "do not worry", "don't forget", "do not forget", "do not hesitate",
         "don't hesitate", "not only", "never mind", "not sure", "no longer", "not needed",
-        "no need to worry",
+        "no need to worry", "rather than", "instead of",
     )
+    # Phrases that hold a cue word but say where a requirement applies, not that it is waived or weakened:
+    # "use X for any measurement", "in every case". A cue inside one of these is no cue (as in a trap).
+    scope_traps: tuple[str, ...] = (
+        "for any", "in any", "on any", "to any", "of any", "at any", "across any", "with any", "by any", "from any",
+        "before any", "after any", "prior to any", "during any", "without any", "under any", "in every", "on every",
+        "at every", "across all", "any time", "anytime", "at all times", "in all cases", "for every", "for all",
+    )
+    # A modal (or "to be") right before a cue word makes it an obligation, not a claim: "must be fixed before
+    # the review", "needs to be deployed", "is to be completed", "has yet to run" state nothing as done.
+    # ``modal_window`` words may stand between the modal and the word ("must first be fixed").
+    modal_cues: tuple[str, ...] = (
+        "must", "should", "shall", "need to", "needs to", "needed to", "has to", "have to", "ought to", "is to",
+        "are to", "to be", "will", "would", "going to", "gonna", "want to", "wants to", "yet to", "required to",
+        "expected to", "supposed to", "scheduled to", "planned to", "plan to", "aim to", "until it is",
+        "until they are", "before it is", "before they are", "get", "gets", "getting",
+    )
+    modal_window: int = 2
     # A negative fact keeps its disposition: one of these in its clause.
     disposition_cues: tuple[str, ...] = (
         "rejected", "reject", "ruled out", "dropped", "abandoned", "declined", "vetoed", "refused",
@@ -80,7 +97,8 @@ class ProseRules:
         "yet", "so far", "come back", "came back", "no response", "no reply", "no answer", "heard back",
         "not returned", "not been answered", "not answered", "not reported", "no confirmation", "unknown",
         "not back", "still no", "waiting", "in progress", "not finished", "not completed", "not complete",
-        "unanswered", "running",
+        "unanswered", "running", "dispatched", "submitted", "kicked off", "launched", "queued",
+        "in the background", "not done", "has not finished", "awaiting completion", "underway", "under way",
     )
     # Something stated as finished.
     completion_cues: tuple[str, ...] = (
@@ -118,7 +136,7 @@ class ProseRules:
                 "minimum", "min", "or more", "or higher", "at or above", "at or over", "or above", "floor of", "floor",
                 "never below", "never under", "never fewer")),
         ("<", ("<", "fewer than", "less than", "strictly below", "below", "under", "lower than")),
-        (">", (">", "more than", "greater than", "strictly above", "above", "over", "exceeds", "exceeding",
+        (">", (">", "more than", "greater than", "strictly above", "above", "over", "exceeds", "exceeding", "exceed",
                "higher than")),
         ("==", ("==", "exactly", "precisely", "equal to", "equals", "fixed at", "pinned to")),
     )
@@ -185,14 +203,45 @@ class ProseRules:
         "now the plan", "now preferred", "preferred approach", "selected", "fixed and", "has been fixed",
         "works now", "we will use", "will use", "retry it", "try it again", "worth retrying", "give it another",
     )
-    # A binding or a reuse given up: the value no longer required, another one as good, the thing to be made anew.
+    # A binding or a reuse given up: the value no longer required, another one as good.
     waiver_cues: tuple[str, ...] = (
         "no longer needed", "not needed", "no longer required", "not required", "no need", "is dropped",
         "was dropped", "were dropped", "any ", "will do", "works too", "works as well", "take the latest",
-        "instead", "start over", "from scratch", "write a new", "write something", "a new ", "fresh",
-        "to create", "create", "missing", "deleted", "stale", "removed", "rewrite", "regenerate", "todo",
-        "to do", "to write", "write ", "not pinned", "unpinned", "no longer applies", "no longer",
+        "instead", "not pinned", "unpinned", "no longer applies", "no longer",
         "doesn't matter", "does not matter", "isn't critical", "not critical", "at first", "cleaned up", "wiped",
+    )
+    # An existing artifact to be made anew instead of reused (waives an artifact reference only: "write every
+    # number as English words" or "a new dashboard" says nothing against a bound value).
+    remake_cues: tuple[str, ...] = (
+        "start over", "from scratch", "write a new", "write something", "a new ", "fresh", "to create", "create",
+        "missing", "deleted", "stale", "removed", "rewrite", "regenerate", "todo", "to do", "to write", "write ",
+    )
+    # A requirement or a statement negated, besides the prohibition cues: "need not reflect X", "does not
+    # offer X" for "must reflect X", "offers X" (force-kept reads it as the requirement inverted).
+    inversion_cues: tuple[str, ...] = (
+        "need not", "needn't", "does not need to", "doesn't need to", "do not need to", "don't need to",
+        "does not have to", "doesn't have to", "do not have to", "don't have to", "not required to", "does not",
+        "doesn't", "is not", "isn't", "are not", "aren't", "no longer", "not necessarily", "instead of",
+        "fails to", "failed to", "fail to", "lacks", "lacking", "omits", "omitted", "excludes", "excluding",
+        "neither", "nor", "rather than",
+    )
+    # A sentence opening with one of these states something; one opening with another word is read as an
+    # instruction ("Reference OPS-1187 in the request", "Deploy to us-east-1"): it has force of its own.
+    statement_openers: tuple[str, ...] = (
+        "the", "a", "an", "this", "that", "these", "those", "we", "i", "you", "he", "she", "it", "they", "our",
+        "my", "your", "his", "her", "its", "their", "there", "here", "what", "which", "who", "how", "why", "when",
+        "where", "is", "are", "was", "were", "do", "does", "did", "can", "could", "would", "yes", "no", "ok",
+        "okay", "sure", "great", "thanks", "thank", "hi", "hello", "well", "so", "and", "but", "or", "if",
+        "as", "in", "on", "at", "for", "with", "by", "from", "of", "to", "after", "before", "some", "all", "each",
+        "every", "both", "one", "many", "most", "mr", "mrs", "ms", "dr", "let's", "i'm", "we're", "you're",
+        "it's", "that's", "there's", "sounds", "absolutely", "actually", "also", "just", "currently", "today",
+    )
+    # A limit stated as gone: beside a threshold's field or number, the bound inverted ("the $500 budget cap no
+    # longer applies", "the cap was cancelled; treat spend as unlimited").
+    lifted_cues: tuple[str, ...] = (
+        "no longer applies", "no longer apply", "does not apply", "doesn't apply", "lifted", "cancelled", "canceled",
+        "waived", "removed", "suspended", "unlimited", "no limit", "no cap", "uncapped", "not capped", "scrapped",
+        "dropped", "not enforced", "no longer enforced",
     )
     # A revision note ("Update: the pin is no longer needed") that starts with one of these, shares a
     # content word with an obligation's sentence and follows it, waives or permits like a cue beside it.
@@ -331,6 +380,23 @@ class ProseRules:
     # Words that put an action ahead without being a pending cue on their own ("run X again after the
     # review"): beside a commitment's object they make a missing pending action unclear, not a violation.
     action_words: tuple[str, ...] = ("again", "redo", "re-do", "repeat", "plan", "planned", "next")
+    # A number a summary writes as a word ("at most three", "set it to zero", "now one (was three)") is that
+    # number wherever a number is read: after an operator phrase, a field link, "to", "now", "was" or
+    # "of" (not before "of": "one of the calls"). Replace these pairs for a summarizer that writes another
+    # language or "a dozen".
+    number_words: tuple[tuple[str, str], ...] = (
+        ("zero", "0"), ("one", "1"), ("two", "2"), ("three", "3"), ("four", "4"), ("five", "5"), ("six", "6"),
+        ("seven", "7"), ("eight", "8"), ("nine", "9"), ("ten", "10"), ("eleven", "11"), ("twelve", "12"),
+        ("thirteen", "13"), ("fourteen", "14"), ("fifteen", "15"), ("sixteen", "16"), ("seventeen", "17"),
+        ("eighteen", "18"), ("nineteen", "19"), ("twenty", "20"), ("thirty", "30"), ("forty", "40"),
+        ("fifty", "50"), ("sixty", "60"), ("seventy", "70"), ("eighty", "80"), ("ninety", "90"),
+        ("a hundred", "100"), ("one hundred", "100"), ("a thousand", "1000"), ("one thousand", "1000"),
+    )
+    # Words after which a number word stands for a value.
+    number_leads: tuple[str, ...] = ("to", "at", "is", "be", "now", "was", "of", "=", ":", "stays", "remains",
+                                     "only", "exactly", "max", "min", "than", "most", "least", "under", "below",
+                                     "above", "over", "exceed", "cap", "capped", "limit", "limited", "set",
+                                     "allowed", "allow", "(")
     # How far (in words) a cue or a number may sit from the literal it qualifies.
     cue_window: int = 8
     completion_window: int = 5
@@ -362,10 +428,14 @@ class ProseRules:
     def __post_init__(self) -> None:
         for f in fields(self):
             value = getattr(self, f.name)
-            if f.name.endswith(("_cues", "_traps", "_negators", "_statuses", "_links", "_words")) or f.name in (
+            if f.name.endswith(("_cues", "_traps", "_negators", "_statuses", "_links", "_words", "_leads")) and f.name != "number_words" or f.name in (
                     "negators", "negation_stops"):
                 if not isinstance(value, tuple) or not all(isinstance(v, str) and v for v in value):
                     raise InvalidArgument(f"ProseRules({f.name}={value!r}): expected a tuple of non-empty strings")
+            if f.name == "number_words" and not (isinstance(value, tuple) and all(
+                    isinstance(pair, tuple) and len(pair) == 2 and all(isinstance(p, str) and p for p in pair)
+                    and pair[1].isdigit() for pair in value)):
+                raise InvalidArgument("ProseRules(number_words=...): expected a tuple of (word, digits) pairs")
             if f.name == "operator_phrases" and not (isinstance(value, tuple) and all(
                     isinstance(pair, tuple) and len(pair) == 2 and isinstance(pair[0], str)
                     and isinstance(pair[1], tuple) and all(isinstance(p, str) and p for p in pair[1])

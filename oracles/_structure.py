@@ -16,6 +16,7 @@ import functools
 import html
 import json
 import re
+import tomllib
 from typing import Any
 
 __all__ = ["reading_lines", "strip_markup"]
@@ -43,9 +44,9 @@ _UNCHECKED = re.compile(r"^(\s*(?:[-*+\u2022]|\d{1,3}[.)])\s+)\[ \]\s+", re.MULT
 
 def strip_markup(line: str) -> str:
     """A line without emphasis and code-span markers; struck-through text says so in words, and so does a
-    task-list box ("done: ...", "to do: ...")."""
+    task-list box ("done: ...", "pending: ..."; an open box is an item still ahead, not a thing to write)."""
     if "[" in line:
-        line = _UNCHECKED.sub(r"\1to do: ", _CHECKED.sub(r"\1done: ", line))
+        line = _UNCHECKED.sub(r"\1pending: ", _CHECKED.sub(r"\1done: ", line))
     return _MARKUP.sub("", _STRUCK.sub(r"\1 (struck through)", line))
 
 
@@ -62,7 +63,7 @@ def _reading_lines(text: str) -> tuple[str, ...]:
 
 
 def _read(text: str) -> list[str]:
-    parsed = _as_json(text)
+    parsed = _as_data(text)
     if parsed is not None:
         return _flatten(parsed, [])
     if "<?" in text or "<!" in text:
@@ -71,21 +72,21 @@ def _read(text: str) -> list[str]:
         return _xml_lines(text)
     lines = text.split("\n")
     if "```" not in text and "~~~" not in text:
-        return _scoped(lines)  # no fence anywhere: one block
+        return _with_data(lines)  # no fence anywhere: one block
     out: list[str] = []
     i = 0
     while i < len(lines):
         if _FENCE.match(lines[i]):  # a fenced block: JSON inside is read as data, anything else line by line
             end = next((j for j in range(i + 1, len(lines)) if _FENCE.match(lines[j])), len(lines))
             block = "\n".join(lines[i + 1:end])
-            parsed = _as_json(block)
-            out.extend(_flatten(parsed, []) if parsed is not None else _scoped(block.split("\n")))
+            parsed = _as_data(block)
+            out.extend(_flatten(parsed, []) if parsed is not None else _with_data(block.split("\n")))
             i = end + 1
             continue
         start = i
         while i < len(lines) and not _FENCE.match(lines[i]):
             i += 1
-        out.extend(_scoped(lines[start:i]))
+        out.extend(_with_data(lines[start:i]))
     return out
 
 
@@ -152,6 +153,79 @@ def _xml_lines(text: str) -> list[str]:
         stack.extend(opened)
     flush()
     return out
+
+
+# TOML shows itself by a table header ("[constraints]") or an array opened at a line's end ("forbidden = [").
+_TOML_MARK = re.compile(r"^\s*(?:\[\[?[\w.\-\" ]+\]\]?|[\w.\-\"]+\s*=\s*\[)\s*$", re.MULTILINE)
+
+
+def _as_data(text: str) -> Any:
+    """``text`` parsed as JSON, or as TOML when it shows TOML's own marks, or None."""
+    parsed = _as_json(text)
+    if parsed is None and "=" in text and _TOML_MARK.search(text):
+        try:
+            parsed = tomllib.loads(text) or None
+        except (tomllib.TOMLDecodeError, ValueError):
+            return None
+    return parsed
+
+
+# A line that opens a JSON value and leaves it open: "{", "[", '"forbidden": [', "State: {".
+_OPENS_JSON = re.compile(r"^(?P<label>[^{}\[\]\"]{0,60}:\s*|\"[^\"]{1,60}\"\s*:\s*)?(?P<open>[{\[])\s*$")
+
+
+def _with_data(lines: list[str]) -> list[str]:
+    """A block of Markdown or prose that may hold a pretty-printed JSON value over several lines (a
+    summary's "State:" followed by an indented object): each value that parses is read as data, under the
+    label that introduced it, and the rest as Markdown."""
+    if not any(line.rstrip().endswith(("{", "[")) for line in lines):
+        return _scoped(lines)
+    out: list[str] = []
+    prose_from = i = 0
+    while i < len(lines):
+        opened = _OPENS_JSON.match(lines[i].strip())
+        end = _json_end(lines, i) if opened else None
+        if end is None:
+            i += 1
+            continue
+        body = opened.group("open") + "\n" + "\n".join(lines[i + 1:end + 1])
+        label = (opened.group("label") or "").strip().rstrip(":").strip()
+        if label.startswith('"'):  # a member of an object whose braces the summary left out
+            value, label = _as_json("{" + label + ": " + body.rstrip().rstrip(",") + "}"), ""
+        else:
+            value = _as_json(body)
+        if value is None:
+            i += 1
+            continue
+        out.extend(_scoped(lines[prose_from:i]))
+        out.extend(_flatten(value, [label] if label else []))
+        i = prose_from = end + 1
+    out.extend(_scoped(lines[prose_from:]))
+    return out
+
+
+_JSON_LINES = 400  # how far a value opened on one line is followed for its close
+
+
+def _json_end(lines: list[str], start: int) -> int | None:
+    """The line that closes the value opened at the end of ``lines[start]`` (brackets counted outside
+    strings), or None."""
+    depth = 0
+    for j in range(start, min(len(lines), start + _JSON_LINES)):
+        in_string = escaped = False
+        line = lines[j] if j > start else lines[j].strip()[-1]
+        for ch in line:
+            if in_string:
+                escaped, in_string = (False, in_string) if escaped else (ch == "\\", ch != '"')
+            elif ch == '"':
+                in_string = True
+            elif ch in "{[":
+                depth += 1
+            elif ch in "}]":
+                depth -= 1
+                if depth == 0:
+                    return j
+    return None
 
 
 def _as_json(text: str) -> Any:

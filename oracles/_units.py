@@ -52,6 +52,13 @@ class Clause:
             self._lower = masked(self.text, self._literals)
         return self._lower
 
+    def body(self, literal: str) -> Clause:
+        """This piece from after the last label (a "heading: ", "key: " the structure stage put before it)
+        that precedes ``literal``: where a cue is the item's own, not its heading's."""
+        at = self.text.find(literal)
+        cut = self.text.rfind(": ", 0, at if at >= 0 else len(self.text))
+        return self if cut < 0 else Clause(self.text[cut + 2:], self._literals, self.order)
+
     def __eq__(self, other: object) -> bool:
         return (isinstance(other, Clause) and self.text == other.text and self.order == other.order
                 and self._literals == other._literals)

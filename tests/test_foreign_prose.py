@@ -71,7 +71,7 @@ BROKEN = [
 
 
 def _verdict(obligation, context):
-    source = "Stated: " + " ".join(obligation["literals"]) + " " + " ".join(obligation.get("details", {}).values())
+    source = "Required: " + " ".join(obligation["literals"]) + " " + " ".join(obligation.get("details", {}).values())
     turns = turns_from_messages([{"role": "user", "content": source}, {"role": "user", "content": "and later"},
                                  {"role": "assistant", "content": "noted"}], source="<rows>")
     facts = obligations_from_dict({"obligations": [obligation]}, turns=turns, source="<rows>")

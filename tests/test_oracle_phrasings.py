@@ -258,7 +258,7 @@ def _binding_case(context):
     [
         ("Use s3://stage-07/, never s3://prod-01/.", []),
         ("Never use s3://prod-01/; keep retry_limit <= 3.", ["the context states an obligation on retry_limit"]),
-        ("Never use s3://stage-07/.", ["the context forbids s3://stage-07/, which the source requires"]),
+        ("Never use s3://stage-07/.", []),  # the requirement inverted: force-kept's (below), not an invention
         ("Do not touch ops/000_legacy.sql.", ["the context states an obligation on ops/000_legacy.sql"]),
         ("We looked at ops/000_legacy.sql in passing.", []),
     ],
@@ -266,6 +266,13 @@ def _binding_case(context):
 def test_no_invented_obligation(context, expected):
     findings = _flags("no-invented-obligation", _binding_case(context))
     assert [f.detail.split(",")[0] if "never mentions" in f.detail else f.detail for f in findings] == expected
+
+
+@pytest.mark.parametrize("context", ["Never use s3://stage-07/.", "Do not write to s3://stage-07/ any more.",
+                                     "The bucket need not be s3://stage-07/."])
+def test_a_requirement_stated_with_the_opposite_polarity_is_reported_inverted_naming_its_fact(context):
+    (finding,) = [f for f in check(_binding_case(context)).findings if f.fact_id == "F0.allowed"]
+    assert (finding.invariant, finding.fact_id, str(finding.outcome)) == ("force-kept", "F0.allowed", "inverted")
 
 
 def test_ledger_entry_counts_as_kept_only_when_exact():

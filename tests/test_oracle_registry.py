@@ -70,7 +70,7 @@ def test_oracle_ids_must_be_kebab_case(bad):
 
 def test_public_names():
     assert sorted(oracles.__all__) == sorted([
-        "DEFAULT_RULES", "Case", "Evidence", "Finding", "Oracle", "ProseRules", "SessionCase", "Severity", "Verdict",
+        "DEFAULT_RULES", "Case", "Evidence", "Finding", "Oracle", "Outcome", "ProseRules", "SessionCase", "Severity", "Verdict",
         "check", "check_session", "oracle",
         "registered", "select", "unregister",
     ])

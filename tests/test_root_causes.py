@@ -130,7 +130,7 @@ def test_drops_of_two_kinds_by_two_invariants_are_one_cause_and_a_written_loss_i
 
 @pytest.fixture(scope="module")
 def example_run():
-    return run(RunConfig.of(EXAMPLE, examples=20, max_turns=200, seed=5, quiet=True, isolation="inline"))
+    return run(RunConfig.of(EXAMPLE, examples=20, max_turns=200, seed=1, quiet=True, isolation="inline"))
 
 
 def test_a_run_reports_each_cause_once_with_every_invariant_it_breaks(example_run):

@@ -96,7 +96,7 @@ def test_a_threshold_whose_only_number_is_history_is_reported_dropped_naming_the
 
 def test_checkboxes_and_xml_declarations_are_read_as_what_they_say():
     assert reading_lines("- [x] rotate the key\n- [ ] wait for the rollout") == [
-        "done: rotate the key", "to do: wait for the rollout"]
+        "done: rotate the key", "pending: wait for the rollout"]
     assert reading_lines('<?xml version="1.0" encoding="UTF-8"?>\n<state open_items="0"/>') == [
         "state (open_items 0)"]
 
