@@ -196,7 +196,7 @@ def test_helper_raises_readably_on_a_violation():
     def check(transcript):
         assert_compaction_holds(softens_prohibition, transcript, protocol="rich", budget=500)
 
-    with pytest.raises(CompactionViolation, match=r"compaction \d+ \(after turn \d+\): negation-polarity \[prohibition\]"):
+    with pytest.raises(CompactionViolation, match=r"compaction \d+ \(after turn \d+\): negation-polarity \[prohibition, weakened\]"):
         check()
 
 

@@ -188,6 +188,26 @@ def test_the_reports_list_findings_and_fail_every_invariant_a_finding_breaks(exa
     assert "also broken: " in text
 
 
+def test_every_report_says_the_same_word_for_what_happened(example_run):
+    """The one word (``oracles.Outcome``) travels from the finding to the text, JSON, HTML and JUnit reports."""
+    from harness._app.reports._html import render_html
+
+    document = report_dict(example_run)
+    text, xml = render_text(example_run), run_junit(document, oracles=document["oracles"])
+    page = render_html([("this run", document)])
+    words = [f.outcome for f in example_run.failures]
+    assert words and all(words) and "dropped" in words
+    for failure, v, row in zip(example_run.failures, document["violations"], document["findings"]):
+        assert v["outcome"] == row["outcome"] == failure.outcome
+        head = f"✗ {failure.invariant} — {failure.fact_kind or 'structure'}, {failure.outcome} ("
+        assert head in text
+        assert f"{failure.invariant} - {failure.fact_kind or 'structure'}, {failure.outcome} (" in xml
+        assert f"{failure.outcome} ({failure.evidence}" in page
+    dropped = next(v for v in document["violations"] if v["outcome"] == "dropped" and not v["found"])
+    assert "context had: nothing that stands in for it" in run_junit({**document, "violations": [dropped]},
+                                                                     oracles=document["oracles"])
+
+
 def test_a_corpus_entry_keeps_what_else_its_cause_broke_and_replay_judges_it(example_run, tmp_path):
     saver = CorpusSaver(tmp_path, summarizer=EXAMPLE, budget=2000)
     for f in example_run.failures:

@@ -75,7 +75,8 @@ class Evaluation:
         lines = []
         for (invariant, kind), (finding, rnd, boundary, _) in self.violations.items():
             where = f"compaction {rnd + 1} (after turn {boundary})" if rnd is not None else "session"
-            lines.append(f"{where}: {invariant} [{kind or 'structure'}] {finding.detail}"
+            lines.append(f"{where}: {invariant} [{kind or 'structure'}{', ' + str(finding.outcome) if finding.outcome else ''}] "
+                         f"{finding.detail}"
                          + (f"; expected {finding.expected!r}" if finding.expected else "")
                          + (f"; context had {finding.found!r}" if finding.found else ""))
         return lines

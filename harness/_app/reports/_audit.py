@@ -38,7 +38,8 @@ def audit_report(result: Audit, *, before: str, after: str, obligations: str,
             "?" if any(f.severity.value == "unclear" for f in found) else "~")
         lines.append(f"  {mark} {printable(head)}")
         for f in found:
-            lines.append(f"      {f.invariant} ({f.severity.value}): {printable(clip(f.detail, 200))}")
+            word = f", {f.outcome}" if f.outcome and f.severity.value != "unclear" else ""
+            lines.append(f"      {f.invariant} ({f.severity.value}{word}): {printable(clip(f.detail, 200))}")
             if f.found:
                 lines.append(f"        found: {printable(clip(f.found, 200))}")
     for f in by_fact.get(None, []):
@@ -58,7 +59,7 @@ def audit_report(result: Audit, *, before: str, after: str, obligations: str,
         "unjudged": list(result.unjudged),
         "findings": [{"invariant": f.invariant, "severity": f.severity.value, "fact_id": f.fact_id,
                       "fact_kind": f.fact_kind, "detail": f.detail, "expected": f.expected, "found": f.found,
-                      "evidence": f.evidence and str(f.evidence)}
+                      "evidence": f.evidence and str(f.evidence), "outcome": f.outcome and str(f.outcome)}
                      for f in verdict.findings],
         "violations": len(verdict.violations),
         "unclear": len(verdict.unclear),

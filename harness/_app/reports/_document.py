@@ -61,6 +61,7 @@ def report_dict(result: RunResult) -> dict[str, Any]:
             "context": f.context,
             "detail": f.detail,
             "evidence": f.evidence,
+            "outcome": f.outcome,
             "expected": f.expected,
             "found": f.found,
             "reproduce": _reproduce(result, f),
@@ -129,7 +130,7 @@ def finding_row(v: dict[str, Any], n: int) -> dict[str, Any]:
     return {"invariants": v.get("invariants") or [v.get("invariant")], "also_seen": v.get("also_seen", []),
             "fact_kind": v.get("fact_kind"), "also_kinds": v.get("also_kinds", []), "cause": v.get("cause"),
             "fact_id": v.get("fact_id"), "round": v.get("round"), "minimal_turns": v.get("minimal_turns"),
-            "evidence": v.get("evidence"), "transcript": v.get("transcript"), "context": v.get("context"),
+            "evidence": v.get("evidence"), "outcome": v.get("outcome"), "transcript": v.get("transcript"), "context": v.get("context"),
             "reproduce": v.get("reproduce"), "corpus_file": v.get("corpus_file"),
             "corpus_new": v.get("corpus_new", False), "violation": n}
 

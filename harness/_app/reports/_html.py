@@ -146,11 +146,11 @@ def _index(source: str, d: dict[str, Any], anchor: str, html_path: str | None, m
         mark = f'<td class="{"new" if mark == "new" else ""}">{_e(mark)}</td>' if marks else ""
         kinds = f.fact_kind + (f" (+ {', '.join(f.also_kinds)})" if f.also_kinds else "")
         out.append(f'<tr><td>{k}</td><td><a href="#{block_id(anchor, f.violation)}">{_e(" + ".join(f.invariants))}'
-                   f"</a></td><td>{_e(kinds)}</td><td>{_e((f.evidence or '-') + (f' ({f.cause})' if f.cause else ''))}</td><td>{_e(turns)}</td><td>{_e(where)}</td>{mark}"
+                   f"</a></td><td>{_e(kinds)}</td><td>{_e(f.happened)}</td><td>{_e(turns)}</td><td>{_e(where)}</td>{mark}"
                    f"<td>{_corpus_link(f.corpus_file, None, source, html_path) or '-'}</td></tr>")
     since = "<th>since the report before</th>" if marks else ""
     return (head + '<div class="scroll"><table class="diff index"><tr><th>#</th><th>invariants</th><th>fact kind</th>'
-            f"<th>evidence</th><th>minimal turns</th><th>first failed at</th>{since}<th>corpus entry</th></tr>" + "".join(out)
+            f"<th>what happened</th><th>minimal turns</th><th>first failed at</th>{since}<th>corpus entry</th></tr>" + "".join(out)
             + "</table></div>")
 
 
@@ -227,7 +227,7 @@ def _failure(v: dict[str, Any], index: int, anchor: str, corpus: str = "") -> st
     forced = " (forced by a planned cut)" if v.get("forced") else ""
     where = (f"compaction {v['round'] + 1}{forced}, after turn {v.get('boundary')}" if isinstance(v.get("round"), int)
              else "across the session")
-    kind = v.get("fact_kind") or "structure"
+    kind = (v.get("fact_kind") or "structure") + (f", {v['outcome']}" if v.get("outcome") else "")
     out = [f'<article class="failure" id="{block_id(anchor, index)}" data-invariant="{_e(v["invariant"])}">',
            f'<h3>✗ {_e(v["invariant"])} — {_e(kind)} <span class="muted">({_e(v.get("severity"))}; '
            f"{_e(where)})</span></h3>", f"<p>{_e(v.get('detail', ''))}</p>"]
@@ -242,6 +242,8 @@ def _failure(v: dict[str, Any], index: int, anchor: str, corpus: str = "") -> st
         out.append(f'<p class="muted">The same loss seen on other kinds of fact too: '
                    f"{_e(', '.join(map(str, v['also_kinds'])))}</p>")
     evidence = [(name, v.get(key)) for name, key in (("expected", "expected"), ("found", "found")) if v.get(key)]
+    if not v.get("found") and v.get("outcome") == "dropped":
+        evidence.append(("found", "nothing that stands in for it"))
     if evidence:
         out.append('<table class="evidence-table">' + "".join(
             f"<tr><th>{name}</th><td>{_e(value)}</td></tr>" for name, value in evidence) + "</table>")

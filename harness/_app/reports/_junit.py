@@ -163,11 +163,14 @@ def _violation_text(v: dict[str, Any]) -> str:
     forced = " (forced by a planned cut)" if v.get("forced") else ""
     where = f"compaction {v['round'] + 1}{forced}, after turn {v.get('boundary')}" if isinstance(v.get("round"), int) \
         else "across the session"
-    lines = [f"{v['invariant']} - {v.get('fact_kind') or 'structure'} ({where})", str(v.get("detail", ""))]
+    outcome = f", {v['outcome']}" if v.get("outcome") else ""
+    lines = [f"{v['invariant']} - {v.get('fact_kind') or 'structure'}{outcome} ({where})", str(v.get("detail", ""))]
     if v.get("expected"):
         lines.append(f"expected: {v['expected']}")
     if v.get("found"):
         lines.append(f"context had: {v['found']}")
+    elif v.get("outcome") == "dropped":
+        lines.append("context had: nothing that stands in for it")
     lines.append(f"minimal transcript: {v.get('minimal_turns')} turns (from {v.get('original_turns')}), "
                  f"budget {v.get('budget')}")
     lines.append(f"reproduce: {v.get('reproduce', '')}")

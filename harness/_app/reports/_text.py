@@ -50,7 +50,7 @@ def _failure_block(result: RunResult, f: Failure, show_context: bool = False) ->
     where = f"compaction {f.round + 1}{' (forced by a planned cut)' if f.forced else ''}, after turn {f.boundary}" \
         if f.round is not None else "across the session"
     lines = [
-        f"✗ {f.invariant} — {f.fact_kind or 'structure'} ({f.severity}; {where})",
+        f"✗ {f.invariant} — {f.fact_kind or 'structure'}{f', {f.outcome}' if f.outcome else ''} ({f.severity}; {where})",
         f"  {f.detail}",
     ]
     if f.cause == DROPPED:
@@ -68,6 +68,8 @@ def _failure_block(result: RunResult, f: Failure, show_context: bool = False) ->
             lines.append(f"  expected: {clip(f.expected)}")
         if f.found:
             lines.append(f"  context had: {clip(f.found)}")
+        elif f.outcome == "dropped":
+            lines.append("  context had: nothing that stands in for it")
     at_budget = "" if f.budget == result.config.judging.budget else \
         f", fails at budget {f.budget} (the run's {result.config.judging.budget}, lowered while shrinking; at the run's budget it needs more filler)"
     lines.append(f"  minimal transcript: {len(t.turns)} turns (from {f.original_turns}), {len(t.facts)} facts{at_budget}, "

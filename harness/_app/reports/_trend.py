@@ -50,6 +50,14 @@ class Finding:
     detail: str = ""
     corpus_file: str | None = None
     cause: str = ""  # "dropped": the compactor dropped the obligation, whichever invariant and kind showed it
+    outcome: str = ""  # what happened to the obligation, in one word (``oracles.Outcome``; "" in older reports)
+
+    @property
+    def happened(self) -> str:
+        """What happened, then the evidence it rests on ("rewritten (near-miss)"); a report written before
+        findings carried the word gives the evidence alone."""
+        evidence = (self.evidence or "-") + (f" ({self.cause})" if self.cause else "")
+        return f"{self.outcome} ({evidence})" if self.outcome else evidence
 
     @property
     def key(self) -> tuple[str, str, str]:
@@ -133,7 +141,7 @@ def findings_of(document: dict[str, Any]) -> tuple[Finding, ...]:
                            invariants or (invariant,), _texts(row.get("also_kinds", v.get("also_kinds"))),
                            n if v else None, _count(row.get("minimal_turns", v.get("minimal_turns"))),
                            _text(v.get("detail")), _text(row.get("corpus_file", v.get("corpus_file"))) or None,
-                           _text(row.get("cause", v.get("cause")))))
+                           _text(row.get("cause", v.get("cause"))), _text(row.get("outcome", v.get("outcome")))))
     return tuple(out)
 
 
@@ -219,14 +227,14 @@ def trend_html(trend: Trend, href: Href) -> str:
     def row(side: str, f: Finding, note: str = "") -> str:
         others = ", ".join(i for i in f.invariants if i != f.invariant)
         turns = "" if f.minimal_turns is None else f.minimal_turns
-        return (f"<tr><td>{name(side, f)}</td><td>{_e(f.fact_kind)}</td><td>{_e(f.evidence or '-')}</td>"
+        return (f"<tr><td>{name(side, f)}</td><td>{_e(f.fact_kind)}</td><td>{_e(f.happened)}</td>"
                 f"<td>{_e(others or '-')}</td><td>{_e(turns)}</td><td>{_e(note or f.detail)}</td></tr>")
 
     def table(rows: list[str], empty: str, kind: str) -> str:
         if not rows:
             return f'<p class="muted">{empty}</p>'
         return (f'<div class="scroll"><table class="diff trend-table" data-trend="{kind}"><tr><th>invariant</th>'
-                "<th>fact kind</th><th>evidence</th><th>also broken</th><th>minimal turns</th><th>what it is</th></tr>"
+                "<th>fact kind</th><th>what happened</th><th>also broken</th><th>minimal turns</th><th>what it is</th></tr>"
                 + "".join(rows) + "</table></div>")
 
     new = table([row("new", f) for f in trend.new], "Nothing new.", "new")
