@@ -279,6 +279,20 @@ def test_the_oracle_catalogue_lists_every_registered_oracle():
         assert f"## `{o.id}`" in text, o.id
 
 
+def test_the_prose_rules_page_says_what_every_setting_does():
+    """Every ``ProseRules`` field has a row whose description is the comment above it in the source."""
+    import dataclasses
+
+    from oracles import ProseRules, Outcome
+
+    rows = {line.split("|")[1].strip(" `"): line.split("|")[3].strip()
+            for line in _load_generator().prose_rules().splitlines()[2:]}
+    assert sorted(rows) == sorted(f.name for f in dataclasses.fields(ProseRules))
+    assert [name for name, said in rows.items() if len(said) < 20] == []
+    page = (DOCS / "reference" / "prose-rules.md").read_text(encoding="utf-8")
+    assert [str(o) for o in Outcome if f"`{o}`" not in page] == []
+
+
 # -- references that name every key ---------------------------------------------------------------
 
 def _keys(value, into: set[str]) -> set[str]:

@@ -209,11 +209,50 @@ _SAMPLE_FACTS = {
                                                      "target_kind": "threshold"}),
 }
 
+# -- the prose rules ----------------------------------------------------------------------------
+
+_FIELD = re.compile(r"^    (\w+): ")
+
+
+def prose_rules() -> str:
+    """One row per ``ProseRules`` setting, in the order the class declares them: its name, its default (a
+    cue list shown by its first entries and its size) and the comment above it in the source, which says
+    what the reading does with it (a setting without a comment of its own shares the one above it)."""
+    from oracles._rules import DEFAULT_RULES, ProseRules
+
+    said: dict[str, str] = {}
+    comment: list[str] = []
+    shared = ""  # the description of the setting before: one comment often governs a group of settings
+    for line in inspect.getsource(ProseRules).splitlines():
+        stripped = line.strip()
+        if stripped.startswith("#"):
+            comment.append(stripped.lstrip("# "))
+        elif field := _FIELD.match(line):
+            shared = " ".join(comment) or shared
+            said[field.group(1)] = shared
+            comment = []
+    rows = ["| setting | default | what the reading does with it |", "| --- | --- | --- |"]
+    for name in ProseRules.__dataclass_fields__:
+        rows.append(f"| `{name}` | {_cell(_default(getattr(DEFAULT_RULES, name)))} | {_cell(said.get(name, ''))} |")
+    return "\n".join(rows) + "\n"
+
+
+def _default(value) -> str:
+    if isinstance(value, tuple) and value and isinstance(value[0], tuple):
+        shown = ", ".join(f"{a!r}: {b!r}" if isinstance(b, str) else f"{a}: {len(b)} phrases" for a, b in value[:4])
+        return f"{len(value)} pairs: {shown}" + (", ..." if len(value) > 4 else "")
+    if isinstance(value, tuple):
+        shown = ", ".join(repr(v) for v in value[:5])
+        return f"{len(value)}: {shown}" + (", ..." if len(value) > 5 else "")
+    return repr(value)
+
+
 SECTIONS: dict[str, Callable[[], str]] = {
     "cli": cli_reference,
     "exit-codes": exit_codes,
     "oracles": oracle_catalogue,
     "kinds": kind_reference,
+    "prose-rules": prose_rules,
 }
 
 
