@@ -24,6 +24,8 @@ from oracles._units import Clause, SeenLines, call_text, line_at, openings, part
 
 __all__ = ["Context"]
 
+_NEAR_MISS_TRIES = 4  # near misses tried before none is named: the best ones the source did not itself use
+
 
 @dataclass(frozen=True)
 class Context:
@@ -37,6 +39,7 @@ class Context:
     result: CompactionResult
     rules: ProseRules
     literals: frozenset[str] = frozenset()
+    source: tuple = ()  # the turns the summarizer was given (``Turn``), read only to name a near miss
     lowered: frozenset[str] = field(init=False)  # the literals as the masked reading sees them
     text: str = field(init=False)
     parts: tuple[str, ...] = field(init=False)  # each message's text and each kept call, in order
@@ -230,7 +233,17 @@ class Context:
         literal of plain words has none: "criteria" is no misspelling of "imperial", only another word."""
         if not name_shaped(literal):
             return None
-        return near_miss_among(literal, self._tokens, self.rules.near_miss_ratio)
+        tokens = self._tokens
+        for _ in range(_NEAR_MISS_TRIES):
+            near = near_miss_among(literal, tokens, self.rules.near_miss_ratio)
+            if near is None or near not in self._source_text:
+                return near
+            tokens = tokens - {near}  # a name the source itself used is that name, not this one paraphrased
+        return None
+
+    @functools.cached_property
+    def _source_text(self) -> str:
+        return "\n".join(turn.text for turn in self.source)
 
     @functools.cached_property
     def _tokens(self) -> frozenset[str]:

@@ -63,7 +63,7 @@ class Case:
     def __post_init__(self) -> None:
         object.__setattr__(self, "live", live_facts(self.transcript, self.boundary))
         literals = frozenset(lit for f in self.transcript.facts for lit in f.literals)
-        object.__setattr__(self, "context", Context(self.result, self.rules, literals))
+        object.__setattr__(self, "context", Context(self.result, self.rules, literals, self.window))
 
     @property
     def window(self):

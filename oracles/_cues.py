@@ -17,7 +17,7 @@ from oracles._lexicon import IDENT, WORD, identifiers_in, phrase_pattern
 from oracles._rules import ProseRules
 from oracles._units import Clause, pieces
 
-__all__ = ["Units", "answered_no", "negated", "under_modal", "cue_near", "cue_distance", "label_cue", "governing_cue", "force_words", "sequels",
+__all__ = ["Units", "answered_no", "listed_words", "negated", "under_modal", "cue_near", "cue_distance", "label_cue", "governing_cue", "force_words", "sequels",
            "line_cue", "in_time_clause", "free_cue", "modifies", "status_in", "cue_in"]
 
 
@@ -36,7 +36,7 @@ class Units(Protocol):
 
 # A cue answered "no" by the value after it: a key "resolved: false", a column "Pinned?" holding "no", a
 # table cell "pinned no".
-_ANSWERED_NO = re.compile(r"\s*\?*\s*[:=]?\s*(?:no|false|n)\b|\s*\?*\s*[:=]\s*(?:none|0|not yet)\b")
+_ANSWERED_NO = re.compile(r"\s*\?*\s*[:=]?\s*(?:no|false|n|optional)\b|\s*\?*\s*[:=]\s*(?:none|0|not yet)\b")
 
 
 def answered_no(lower: str, at: int) -> bool:
@@ -97,6 +97,7 @@ _CONFINES = re.compile(r"\s[\u2014\u2013]\s|\s-\s|\n")
 
 
 _NAME_REACH = 3  # words: another name this close to a cue, between it and the literal, takes the cue
+_QUALIFIER = re.compile(r"\b(?:in|of|at|inside|within|from|on)\s+(?:the\s+)?$")
 
 
 def _words_apart(lower: str, a: tuple[int, int], b: tuple[int, int]) -> int:
@@ -112,6 +113,8 @@ def _name_beside(text: str, lower: str, literal: str, between: tuple[int, int], 
         name = m.group(0)
         if name == literal or name in literal or literal in name or not identifiers_in(name):
             continue
+        if _QUALIFIER.search(lower, max(0, m.start() - 12), m.start()):
+            continue  # "E7310 in sync_catalog was fixed": a name after "in", "of", "at" says where, not what
         if _words_apart(lower, m.span(), cue) <= _NAME_REACH:
             return True
     return False
@@ -126,6 +129,23 @@ _NEGATION_REACH = 160
 def _status_pattern(keys: tuple[str, ...]) -> re.Pattern[str]:
     names = "|".join(re.escape(k) for k in keys)
     return re.compile(rf"\b(?:{names})\s*[:=]\s*([a-z][a-z _\-]*)")
+
+
+def listed_words(rules: ProseRules, clause: Clause) -> bool:
+    """``clause`` is a list of words, not a statement: it opens with a list label ("keywords:", "tags:"), or
+    is four or more comma-separated bare items of at most two words each ("[promise, will, must, X, later]"; a
+    table row read as "key: value, key: value" is no such list)."""
+    lower = clause.lower.lstrip(" -*#>\u2022")
+    head = lower.split(":", 1)[0].strip() if ":" in lower[:24] else ""
+    if head in rules.list_labels:
+        return True
+    items = [i.strip() for i in clause.text.strip().strip("[]()").split(",")]
+    return len(items) >= 4 and all(0 < len(i.split()) <= 2 and ":" not in i for i in items)
+
+
+def _traps(rules: ProseRules) -> tuple[str, ...]:
+    """Every phrase that holds a cue word and is no cue: negation, scope and idiom traps."""
+    return rules.negation_traps + rules.scope_traps + rules.idiom_traps
 
 
 def negated(rules: ProseRules, lower: str, at: int, window: int | None = None) -> bool:
@@ -170,11 +190,13 @@ def cue_near(rules: ProseRules, clause: Clause, literal: str, cues: tuple[str, .
     steps); v1 obsolete" the "obsolete" is about v1. With ``skip_modal``, a cue under a modal ("must be
     fixed") does not count: for the cues that claim something done.
     """
+    if listed_words(rules, clause):
+        return None
     unlimited = before_only and window is None
     window = rules.cue_window if window is None else window
     lower = clause.lower
     # A cue inside a negation trap ("never" in "never mind") is no cue; the trap itself may be one.
-    traps = _Traps(lower, rules.negation_traps + rules.scope_traps)
+    traps = _Traps(lower, _traps(rules))
     word_starts = [m.start() for m in WORD.finditer(lower)]  # once, not once per cue (linear, not quadratic)
     cue_words = []
     for m in phrase_pattern(cues).finditer(lower):
@@ -219,7 +241,7 @@ def cue_distance(rules: ProseRules, clause: Clause, literal: str, cues: tuple[st
     """How many words apart the nearest of ``cues`` (not negated, not in a trap) and a mention of ``literal``
     stand in ``clause``; None without one. Two cues that disagree are told apart by which is nearer."""
     lower = clause.lower
-    traps = _Traps(lower, rules.negation_traps + rules.scope_traps)
+    traps = _Traps(lower, _traps(rules))
     mentions = list(token_spans(clause.text, literal))
     best = None
     for m in phrase_pattern(cues).finditer(lower):
@@ -236,7 +258,7 @@ def label_cue(rules: ProseRules, line: Clause, literal: str, cues: tuple[str, ..
     the reading put before the line's body ("Forbidden: never touch these: X"), or a label opening the
     literal's own sentence ("Do not touch: a, b, c, X"). An earlier sentence's words are no label."""
     first = next(iter(token_spans(line.text, literal)), None)
-    if first is None:
+    if first is None or listed_words(rules, line):
         return None
     head = line.text[:first[0]]
     spans = []
@@ -250,7 +272,7 @@ def label_cue(rules: ProseRules, line: Clause, literal: str, cues: tuple[str, ..
     if cut >= start:
         spans.append((start, cut))
     lower = line.lower
-    traps = _Traps(lower, rules.negation_traps + rules.scope_traps)
+    traps = _Traps(lower, _traps(rules))
     for a, b in spans:
         for m in phrase_pattern(cues).finditer(lower, a, b):
             if traps.holds(m.start(), m.end()):
@@ -283,7 +305,7 @@ def force_words(ctx: Units, literal: str, words: tuple[str, ...]) -> tuple[Claus
     line (headings, keys, columns), and the word: what makes a reading *unclear* instead of a bare
     mention when no cue could be attached."""
     for sentence in ctx.sentences_with(literal):
-        word = free_cue(ctx.rules, sentence, words)
+        word = None if listed_words(ctx.rules, sentence) else free_cue(ctx.rules, sentence, words)
         if word is not None:
             return sentence, word
     for line in ctx.lines_with(literal):
@@ -342,7 +364,7 @@ def in_time_clause(rules: ProseRules, clause: Clause, cue: str, literal: str) ->
 def free_cue(rules: ProseRules, clause: Clause, cues: tuple[str, ...]) -> str | None:
     """The first of ``cues`` anywhere in ``clause`` that is not inside a negation trap ("don't worry")."""
     lower = clause.lower
-    traps = _Traps(lower, rules.negation_traps + rules.scope_traps)
+    traps = _Traps(lower, _traps(rules))
     for m in phrase_pattern(cues).finditer(lower):
         if not traps.holds(m.start(), m.end()):
             return m.group(0)

@@ -119,9 +119,26 @@ def _stated_forbidden(case: Case, fact) -> tuple[Clause, str] | None:
                        skip_negated=True, confined=True)
         if cue is None and plain:
             cue = _negation_before(rules, body, literal)
-        if cue is not None and not cue_in(unit, _still_ahead(rules)):
+        if cue is not None and not cue_in(unit, _still_ahead(rules)) and not _excepted(rules, body, literal):
             return unit, cue
+        edge = cue_near(rules, body, literal, rules.broadening_words, window=3, before_only=True, skip_negated=True)
+        allowed = edge and cue_near(rules, unit, literal, rules.permission_cues + rules.broadening_permissions,
+                                    window=2 * rules.cue_window, skip_negated=True)
+        if allowed:
+            return unit, f"{allowed} {edge}"
     return None
+
+
+def _excepted(rules, body: Clause, literal: str) -> bool:
+    """An exception word stands between the last negation before ``literal`` and it: the literal is what the
+    negation leaves out ("do not use any region other than X"), so it is kept, not inverted."""
+    first = next(iter(token_spans(body.text, literal)), None)
+    if first is None:
+        return False
+    head = body.lower[:first[0]]
+    negations = [m.end() for m in phrase_pattern(rules.negators + rules.prohibition_cues + rules.inversion_cues)
+                 .finditer(head)]
+    return bool(negations) and phrase_pattern(rules.exception_words).search(head, negations[-1]) is not None
 
 
 _INVERSION_REACH = 6  # words: how far before a literal a negation or inverting word still governs it
@@ -228,7 +245,7 @@ def _stated_with_force(case: Case, fact) -> bool:
         return True
     text = case.transcript.turns[fact.origin_turn].text
     rules = case.context.rules
-    words = phrase_pattern(rules.force_words + rules.binding_cues + rules.reassert_cues + rules.prohibition_cues)
+    words = phrase_pattern(rules.force_words + rules.reassert_cues + rules.prohibition_cues)
     return any(words.search(Clause.of(text[a:b], case.context.lowered).lower) or _instruction(rules, text[a:b])
                for a, b in pieces(text, "sentence") if fact.literals[0] in text[a:b])
 

@@ -109,7 +109,8 @@ def no_invented_obligation(case: Case) -> Iterator[Finding]:
     window = {turn.text for turn in case.window} | {call_text(c) for turn in case.window for c in turn.tool_calls}
     candidates = {t for raw in ctx.parts if raw not in window for t in _maybe_identifiers(part_reading(raw))}
     unknown_anywhere = {t for t in candidates - source.known(candidates)
-                        if not _joined_from(t, source.text) and not _notation(t) and not relation_key(t, rules)
+                        if not _joined_from(t, source.text) and not _located(t, source.text) and not _notation(t)
+                        and not relation_key(t, rules)
                         and not _rewrites_a_literal(t, case, rules)}
     suspected = {lit for lit in required - forbidden if ctx.mentions(lit)}
     reported: set[str] = set()
@@ -176,6 +177,17 @@ def _rewrites_a_literal(token: str, case: Case, rules) -> bool:
 def _literals_of(transcript) -> tuple[frozenset[str], frozenset[str]]:
     literals = frozenset(lit for f in transcript.facts for lit in f.literals if name_shaped(lit))
     return literals, frozenset(lit.lower() for lit in literals)
+
+
+# A place in a file or a listing ("src/lexer.rs:88-94", "app.py:12:5", "README.md#L40-L52"): the name before
+# it is what the token is about.
+_LOCATION = re.compile(r"(?::\d+(?:[-:]\d+)*|#L\d+(?:-L?\d+)?)$")
+
+
+def _located(token: str, source: str) -> bool:
+    """``token`` is a name the source holds with a line, column or range after it: notation, not a new name."""
+    base = _LOCATION.sub("", token)
+    return base != token and len(base) >= 3 and base in source
 
 
 def _joined_from(token: str, source: str) -> bool:

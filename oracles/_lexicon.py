@@ -35,7 +35,7 @@ _MASK_TRIGGER = re.compile(r"[0-9/]")
 def _masker(literals: frozenset[str]):
     def mask(match: re.Match[str]) -> str:
         run = match.group(0)
-        if _MASK_TRIGGER.search(run) or run.strip(".:-") in literals:
+        if _MASK_TRIGGER.search(run) or run in literals or run.strip(".:-") in literals:
             return "#" * len(run)
         return run.replace("_", " ")
     return mask

@@ -41,6 +41,8 @@ def field_mentions(ctx: Context, field: str, value: str | None = None) -> list[M
     """
     out = []
     for clause in ctx.clauses_with(field):
+        if _cues.listed_words(ctx.rules, clause):
+            continue  # "tags: max_batch 5 limit min max": words listed, no value bound
         start = 0
         text = clause.text
         while (at := text.find(field, start)) >= 0:
@@ -111,6 +113,8 @@ def line_mentions(ctx: Context, field: str, value: str) -> list[Mention]:
     out = []
     pattern = re.compile(r"(?<![\w.])" + re.escape(value) + r"(?:[a-zA-Z%]{1,4})?(?![\w]|\.\d)")
     for line in ctx.lines_with(field):
+        if _cues.listed_words(ctx.rules, line):
+            continue
         at = line.text.find(field) + len(field)
         for m in pattern.finditer(line.text, at):
             between = line.text[at: m.start()]

@@ -11,7 +11,7 @@ from oracles._lexicon import phrase_pattern
 from oracles._units import Clause
 from oracles._core import Case, Evidence, Finding, Outcome, oracle
 from oracles._numbers import line_mentions, value_mentions
-from oracles._cues import cue_distance, cue_in, cue_near, force_words, free_cue, governing_cue, label_cue, line_cue, negated, sequels, status_in
+from oracles._cues import listed_words, cue_distance, cue_in, cue_near, force_words, free_cue, governing_cue, label_cue, line_cue, negated, sequels, status_in
 
 
 def _live(case: Case, kind: FactKind):
@@ -63,6 +63,12 @@ def commitment_retained(case: Case) -> Iterator[Finding]:
             continue
         action = fact.detail("action")
         expected = _action_on(fact, obj)
+        refused = _action_refused(ctx, fact, obj)
+        if refused is not None:
+            yield Finding.about("commitment-retained", fact, f"the commitment to {expected} is stated as not to be done",
+                                expected=f"{expected} (still pending)", found=refused.text, evidence=Evidence.CONTRARY,
+                                outcome=Outcome.INVERTED)
+            continue
         if _pending_stated(ctx, fact, obj):
             continue
         pending = f"the pending action ({action})" if action else "the pending action"
@@ -97,7 +103,7 @@ def completion_honest(case: Case) -> Iterator[Finding]:
         past = (fact.detail("past") or "").lower()
         # Once the obligation is stated as pending somewhere, only its own verb ("re-ran X") claims completion:
         # "X already ran on scratch; still to do: re-run X on staging" is two actions, not a contradiction.
-        pending = any(cue_in(c, ctx.rules.pending_cues) for c in ctx.units_with(ctx.rules.pending_unit, obj))
+        pending = any(cue_in(c, _still_ahead(ctx.rules)) for c in ctx.units_with(ctx.rules.pending_unit, obj))
         cues = ((past,) if past else ()) if pending else ctx.rules.completion_cues + ((past,) if past else ())
         for clause in ctx.units_with(ctx.rules.completion_unit, obj):
             status = status_in(ctx.rules, clause)
@@ -150,9 +156,38 @@ def _pending_stated(ctx, fact, obj: str) -> bool:
     """
     ahead = _still_ahead(ctx.rules)
     return any(cue_near(ctx.rules, c, obj, _action_forms(fact)) or cue_in(c, ahead) and _words_beyond(ctx, c, obj)
-               for c in ctx.units_with(ctx.rules.pending_unit, obj)) or any(
-        label_cue(ctx.rules, line, obj, _action_forms(fact) + ahead) and _words_beyond(ctx, line, obj)
+               and not listed_words(ctx.rules, c) for c in ctx.units_with(ctx.rules.pending_unit, obj)) or any(
+        label_cue(ctx.rules, line, obj, _action_forms(fact) + ahead) and _words_beyond(ctx, line.body(obj), obj)
         for line in ctx.lines_with(obj))
+
+
+def _action_refused(ctx, fact, obj: str) -> Clause | None:
+    """A unit holding the object where its action stands negated ("we agreed not to notify X", "no revert
+    planned"), with nothing that only holds it until a condition ("do not merge X until the review") or
+    still puts it ahead ("nothing purged so far; the purge is queued"), and no record of what has not
+    happened yet ("I haven't started the restore")."""
+    if not fact.detail("action"):
+        return None
+    rules = ctx.rules
+    ahead = phrase_pattern(_still_ahead(rules))
+    held = phrase_pattern(("until", "before", "unless", "so far"))
+    factual = phrase_pattern(rules.factual_negators)
+    for unit in ctx.units_with(rules.pending_unit, obj):
+        lower = unit.lower
+        if factual.search(lower) or held.search(lower) or any(
+                not negated(rules, lower, m.start()) for m in ahead.finditer(lower)):
+            continue
+        if any(negated(rules, lower, m.start()) for m in _action_pattern(fact).finditer(lower)):
+            return unit
+    return None
+
+
+def _action_pattern(fact) -> re.Pattern[str]:
+    """The action's verb in any inflection ("revert": reverts, reverted, reverting), and its recorded forms."""
+    verb = (fact.detail("action") or "").lower().split()[0]
+    stem = verb[:-1] if verb.endswith("e") and len(verb) > 3 else verb
+    forms = [re.escape(f) for f in _action_forms(fact)]
+    return re.compile(r"\b(?:" + "|".join([re.escape(stem) + r"\w*", *forms]) + r")\b")
 
 
 _CONTENT_WORD = re.compile(r"[a-z][a-z\-]{2,}")
@@ -176,6 +211,11 @@ def handle_retained(case: Case) -> Iterator[Finding]:
         if ctx.mentions(call_id):
             continue
         name = fact.detail("name") or ""
+        near = ctx.near_miss(call_id)
+        if near is not None:
+            yield Finding.about("handle-retained", fact, f"call id {call_id} ({name}) was rewritten as {near}; its result "
+                                "will have nowhere to go", expected=call_id, found=near, evidence=Evidence.NEAR_MISS)
+            continue
         intent = name if name and name in ctx.text else None
         detail = (f"the intent ({name}) survives but call id {call_id} does not; its result will have nowhere to go"
                   if intent else f"in-flight call {call_id} ({name}) was dropped")
@@ -298,6 +338,13 @@ def gating_field_retained(case: Case) -> Iterator[Finding]:
             continue
         mentions = value_mentions(ctx, field, value)
         inverted = next((m for m in mentions if _negates_value(ctx, m.before_number)), None)
+        banned = next((m for m in mentions if cue_near(ctx.rules, m.clause, field, _ruling_out(ctx.rules), window=6,
+                                                       before_only=True, skip_negated=True)), None)
+        if banned is not None:  # "never set notify_subscribers=false": the value the write needs, forbidden
+            yield Finding.about("gating-field-retained", fact, f"gating field {field}: {value} is stated as forbidden",
+                                expected=f"{field}: {value}", found=banned.clause.text, evidence=Evidence.CONTRARY,
+                                outcome=Outcome.INVERTED)
+            continue
         if inverted is not None:
             yield Finding.about("gating-field-retained", fact, f"gating field {field} is stated as not {value}",
                                 expected=f"{field}: {value}", found=inverted.clause.text, evidence=Evidence.CHANGED)
@@ -325,6 +372,12 @@ def gating_field_retained(case: Case) -> Iterator[Finding]:
                                 expected=f"{field}: {value}", found=near,
                                 evidence=Evidence.NEAR_MISS if near else Evidence.ABSENT)
             continue
+        other = _other_value(ctx, field, value)
+        if other is not None:
+            clause, said = other
+            yield Finding.about("gating-field-retained", fact, f"gating field {field} is stated as {said}, not {value}",
+                                expected=f"{field}: {value}", found=clause, evidence=Evidence.CHANGED)
+            continue
         farther = next((m.clause.text for m in line_mentions(ctx, field, value)), None) or _nearby(ctx, field, value)
         if farther is not None:
             yield Finding.unclear("gating-field-retained", fact, f"{value} stands near gating field {field}, farther "
@@ -337,6 +390,22 @@ def gating_field_retained(case: Case) -> Iterator[Finding]:
                             evidence=Evidence.ABSENT)
 
 
+def _ruling_out(rules) -> tuple[str, ...]:
+    """The prohibition cues that rule something out (not the factual negators: "hasn't set X" rules nothing)."""
+    return tuple(c for c in rules.prohibition_cues if c not in rules.factual_negators)
+
+
+def _other_value(ctx, field: str, value: str) -> tuple[str, str] | None:
+    """Another value assigned to ``field`` right after it ("visibility=restricted", "confirm: no"): the
+    clause and that value."""
+    pattern = re.compile(re.escape(field) + r"\s*(?:=|:|is|to)\s*[`'\"]?([\w.\-/]+)")
+    for clause in ctx.clauses_with(field):
+        m = pattern.search(clause.text)
+        if m and m.group(1) != value and m.group(1).lower() not in ("the", "a", "an", "set", "be", "still", "now"):
+            return clause.text, m.group(1)
+    return None
+
+
 _NEARBY = 160  # characters after a field's line within which a sibling key may hold its value
 
 
@@ -347,6 +416,8 @@ def _nearby(ctx, field: str, value: str) -> str | None:
     if not lines:
         return None
     at = lines[0].order
+    if listed_words(ctx.rules, lines[0]):
+        return None
     return next((line.text for line in ctx.lines_with(value)
                  if line.order[0] == at[0] and at[1] < line.order[1] <= at[1] + len(lines[0].text) + _NEARBY), None)
 

@@ -9,7 +9,7 @@ from harness._base._kinds import kind_def
 from harness._base._model import FactKind, Polarity
 from oracles._lexicon import phrase_pattern
 from oracles._units import Clause, call_text
-from oracles._core import Case, Evidence, Finding, Severity, oracle
+from oracles._core import Case, Evidence, Finding, Outcome, Severity, oracle
 from oracles._numbers import field_mentions, line_mentions, operators_in, value_mentions
 from oracles._cues import free_cue, cue_in, cue_near, force_words, governing_cue, label_cue, modifies, negated
 
@@ -118,6 +118,11 @@ def _polarity_finding(ctx, fact, literal: str, sentences) -> Finding | None:
         sentence, cue = allowed
         return Finding.about("negation-polarity", fact, f"{literal} is stated as allowed or optional ({cue!r}), not "
                              "forbidden", expected=expected, found=sentence.text, evidence=Evidence.CONTRARY)
+    planned = governing_cue(ctx, rules.prohibition_unit, literal, _planning(rules), skip_negated=True)
+    if planned is not None:  # "Plan: reset offsets on billing-consumers": the forbidden thing is next to do
+        sentence, cue = planned
+        return Finding.about("negation-polarity", fact, f"{literal} is stated as something to do ({cue!r}), not "
+                             "forbidden", expected=expected, found=sentence.text, evidence=Evidence.CONTRARY)
     force = force_words(ctx, literal, rules.prohibition_cues + rules.negators + rules.force_words)
     if force is not None:
         line, word = force
@@ -125,6 +130,13 @@ def _polarity_finding(ctx, fact, literal: str, sentences) -> Finding | None:
                                   expected=expected, found=line.text)
     return Finding.about("negation-polarity", fact, f"{literal} is mentioned without its prohibition",
                          expected=expected, found=sentences[0].text, evidence=Evidence.BARE_MENTION)
+
+
+def _planning(rules) -> tuple[str, ...]:
+    """The words that put an action ahead (pending cues and action words) that are no words of force
+    themselves: "plan", "next", "todo", not "must" or "should", which a prohibition states too."""
+    return tuple(c for c in rules.pending_cues + rules.action_words
+                 if c not in rules.force_words and c not in rules.conditional_cues and c not in rules.modal_cues)
 
 
 def _forbids(ctx, sentence, literal: str) -> str | None:
@@ -183,8 +195,11 @@ def _judge_threshold(case: Case, fact, field: str, value: str, op: str, recorded
             yield from _restated_differently(ctx, fact, mentions, expected, recorded)
             return
         elif stated:
+            # a bound turned the other way ("at least" for "at most") is inverted, not only rewritten
+            opposite = all(_DIRECTION.get(s, 0) * _DIRECTION.get(op, 0) < 0 for s in stated)
             worst = Finding.about("threshold-exact", fact, f"{field} operator changed from {op} to {'/'.join(sorted(stated))}",
-                                  expected=expected, found=mention.clause.text, evidence=Evidence.CHANGED)
+                                  expected=expected, found=mention.clause.text, evidence=Evidence.CHANGED,
+                                  outcome=Outcome.INVERTED if opposite else None)
         elif op == "==":
             yield from _restated_differently(ctx, fact, mentions, expected, recorded)
             return
@@ -245,6 +260,9 @@ def _stated_operators(ctx, mention) -> set[str]:
         return stated
     inner = operators_in(mention.between, ctx, negated=True)
     return inner
+
+
+_DIRECTION = {"<": -1, "<=": -1, ">": 1, ">=": 1}  # which way a bound points ("==" neither)
 
 
 def _restated_differently(ctx, fact, mentions, expected: str, recorded: frozenset[int]) -> Iterator[Finding]:
@@ -345,6 +363,24 @@ def value_mentions_in(text: str, field: str, value: str) -> bool:
     return re.search(re.escape(field) + r"\W+(?:\w+\W+){0,4}" + re.escape(value) + r"(?![\w])", text) is not None
 
 
+def _another_disposition(ctx, literal: str, disposition: str):
+    """The unit holding ``literal`` and the disposition it states, when every disposition cue there belongs to
+    another disposition than ``disposition`` (``disposition_classes``); None when one fits it or fits any."""
+    classes = dict(ctx.rules.disposition_classes)
+    if disposition not in classes:
+        return None
+    own = set(classes[disposition])
+    specific = {cue: name for name, cues in ctx.rules.disposition_classes for cue in cues}
+    said = None
+    for unit in ctx.units_with(ctx.rules.disposition_unit, literal):
+        for m in phrase_pattern(ctx.rules.disposition_cues).finditer(unit.lower):
+            cue = m.group(0)
+            if cue in own or cue not in specific:
+                return None
+            said = said or (unit, specific[cue])
+    return said
+
+
 @oracle("negative-fact-disposition", reference="001", retention=True)
 def negative_fact_disposition(case: Case) -> Iterator[Finding]:
     """Rejected, failed or superseded approaches keep their disposition, not mere mention."""
@@ -365,8 +401,14 @@ def negative_fact_disposition(case: Case) -> Iterator[Finding]:
         sentences = ctx.sentences_with(literal)
         # The disposition often follows in the next sentence ("Dropping X. Rejected."): read the whole line.
         rules = ctx.rules
-        if governing_cue(ctx, rules.disposition_unit, literal, rules.disposition_cues, window=rules.disposition_window,
-                             scope=False) or governing_cue(ctx, rules.prohibition_unit, literal, rules.prohibition_cues):
+        governed = governing_cue(ctx, rules.disposition_unit, literal, rules.disposition_cues,
+                                 window=rules.disposition_window, scope=False)
+        if governed is not None and (other := _another_disposition(ctx, literal, disposition)) is not None:
+            unit, said = other
+            yield Finding.about("negative-fact-disposition", fact, f"{literal} is stated as {said}; it was {disposition}",
+                                expected=expected, found=unit.text, evidence=Evidence.CHANGED)
+            continue
+        if governed or governing_cue(ctx, rules.prohibition_unit, literal, rules.prohibition_cues):
             continue  # "X is rejected", or "X must not be reintroduced"
         weakened = governing_cue(ctx, rules.disposition_unit, literal, rules.softening_cues + rules.weakening_cues,
                                      scope=False)

@@ -69,6 +69,12 @@ class ProseRules:
         "before any", "after any", "prior to any", "during any", "without any", "under any", "in every", "on every",
         "at every", "across all", "any time", "anytime", "at all times", "in all cases", "for every", "for all",
     )
+    # Idioms that hold a cue word and mean something else: "it fell over on prepared statements" ranks nothing.
+    idiom_traps: tuple[str, ...] = (
+        "fell over", "falls over", "fall over", "falling over", "keeled over", "toppled over", "ran over",
+        "run over", "went over", "go over", "goes over", "took over", "take over", "taken over", "start over",
+        "started over", "over and over", "all over", "over time", "game over", "hand over", "handed over",
+    )
     # A modal (or "to be") right before a cue word makes it an obligation, not a claim: "must be fixed before
     # the review", "needs to be deployed", "is to be completed", "has yet to run" state nothing as done.
     # ``modal_window`` words may stand between the modal and the word ("must first be fixed").
@@ -89,6 +95,18 @@ class ProseRules:
         "not viable", "gave up", "scrapped", "shelved", "nixed", "won't work", "doesn't work", "not an option",
         "ruled against", "do not revisit", "don't revisit", "not pursue", "not to be retried", "do not try",
         "don't try", "never again",
+    )
+    # Which disposition cues state which disposition. A negative fact kept only with cues of another one (a failed
+    # approach labelled REJECTED, a superseded one labelled failed) has its disposition rewritten; a cue in no
+    # list here ("do not retry", "dead end") fits any. A rejection often follows a failure, so "rejected"
+    # accepts the failure words too.
+    disposition_classes: tuple[tuple[str, tuple[str, ...]], ...] = (
+        ("rejected", ("rejected", "reject", "declined", "vetoed", "refused", "turned down", "said no", "ruled against",
+                      "nixed", "failed", "fails", "failure", "did not work", "didn't work", "does not work", "broke",
+                      "unsuccessful", "blew up", "won't work", "doesn't work")),
+        ("failed", ("failed", "fails", "failure", "did not work", "didn't work", "does not work", "broke",
+                    "unsuccessful", "blew up", "won't work", "doesn't work", "gave up")),
+        ("superseded", ("superseded", "replaced", "obsolete", "deprecated", "no longer")),
     )
     # An open tool call explicitly marked open.
     unresolved_cues: tuple[str, ...] = (
@@ -194,7 +212,8 @@ class ProseRules:
         "allowed now", "allowed again", "permitted", "cleared", "lifted", "approved", "can use", "may use",
         "can be used", "free to use", "go ahead", "acceptable", "unblocked", "no longer forbidden",
         "no longer off", "no longer banned", "no longer blocked", "green light", "can go", "may go",
-        "is fine to", "are fine to", "can be written", "can write", "may write",
+        "is fine to", "are fine to", "can be written", "can write", "may write", "recommended", "encouraged",
+        "designated", "is the target",
     )
     # A rejected, failed or superseded approach brought back.
     reversal_cues: tuple[str, ...] = (
@@ -202,6 +221,7 @@ class ProseRules:
         "revived", "switching back", "switch back", "back to", "approved", "is the plan", "the current plan",
         "now the plan", "now preferred", "preferred approach", "selected", "fixed and", "has been fixed",
         "works now", "we will use", "will use", "retry it", "try it again", "worth retrying", "give it another",
+        "use it", "recommended", "works", "supported", "viable", "next step", "next steps", "enable",
     )
     # A binding or a reuse given up: the value no longer required, another one as good.
     waiver_cues: tuple[str, ...] = (
@@ -223,7 +243,8 @@ class ProseRules:
         "does not have to", "doesn't have to", "do not have to", "don't have to", "not required to", "does not",
         "doesn't", "is not", "isn't", "are not", "aren't", "no longer", "not necessarily", "instead of",
         "fails to", "failed to", "fail to", "lacks", "lacking", "omits", "omitted", "excludes", "excluding",
-        "neither", "nor", "rather than",
+        "neither", "nor", "rather than", "stop", "stopped", "stop using", "cease", "ceased", "quit", "no more",
+        "discontinue", "discontinued",
     )
     # A sentence opening with one of these states something; one opening with another word is read as an
     # instruction ("Reference OPS-1187 in the request", "Deploy to us-east-1"): it has force of its own.
@@ -236,6 +257,23 @@ class ProseRules:
         "every", "both", "one", "many", "most", "mr", "mrs", "ms", "dr", "let's", "i'm", "we're", "you're",
         "it's", "that's", "there's", "sounds", "absolutely", "actually", "also", "just", "currently", "today",
     )
+    # Between a negation and a literal, one of these makes the literal the exception the negation leaves
+    # ("do not use any region other than X", "nothing but X", "not only A but also X"): X kept, not inverted.
+    exception_words: tuple[str, ...] = (
+        "except", "except for", "excepting", "other than", "besides", "apart from", "aside from", "beyond", "but",
+        "save for", "rather than", "instead of", "unless", "outside of", "only",
+    )
+    # A required literal made the edge of something now allowed past it ("sending outside acme.com has been
+    # approved", "any hour, not just 02:00"): one of these right before the literal, with a permission in its
+    # sentence (``permission_cues``, ``broadening_permissions``), inverts the requirement.
+    broadening_words: tuple[str, ...] = (
+        "outside", "outside of", "other than", "besides", "beyond", "not just", "not only", "no longer only",
+        "in addition to", "as well as", "not limited to", "not restricted to",
+    )
+    broadening_permissions: tuple[str, ...] = ("can", "may", "could", "any", "anywhere", "whenever", "also", "too")
+    # A line under one of these labels is a list of words, not a statement: no cue in it governs anything
+    # ("keywords: s3://x/ never must allowed"), and so is a bracketed or comma list of four or more short items.
+    list_labels: tuple[str, ...] = ("keywords", "keyword", "tags", "tag", "terms", "labels", "topics", "glossary")
     # A limit stated as gone: beside a threshold's field or number, the bound inverted ("the $500 budget cap no
     # longer applies", "the cap was cancelled; treat spend as unlimited").
     lifted_cues: tuple[str, ...] = (
@@ -330,6 +368,8 @@ class ProseRules:
         # dismissed as harmless: as lost as fixed for the agent that reads it
         "only a warning", "just a warning", "safe to ignore", "can be ignored", "ignorable", "cosmetic", "harmless",
         "benign", "nothing to act on", "sorted", "not a blocker", "no action needed", "noise",
+        # a ticked task-list box the structure stage reads as "done:"
+        "done: fix", "done: resolve",
     )
     resolution_negators: tuple[str, ...] = ("not ", "n't", "unresolved", "still")
     # Ledger entry statuses: an open call marked with one of these stays open; an open commitment
@@ -364,14 +404,14 @@ class ProseRules:
     # under it is stated as allowed ("allowed_outputs: [..., X]").
     permission_labels: tuple[str, ...] = (
         "allowed", "permitted", "approved", "allowlist", "allowlisted", "whitelist", "whitelisted", "ok to use",
-        "safe to use", "can use",
+        "safe to use", "can use", "safe to", "fine to", "ok to", "okay to", "free to",
     )
     # A label holding one of these lists what must not be used: a required literal
     # under it is stated as forbidden ("avoid_regions: [X]").
     avoidance_labels: tuple[str, ...] = (
         "avoid", "avoided", "exclude", "excluded", "blocked", "blocklist", "denylist", "blacklist", "do not use",
         "don't use", "never use", "must not use", "not allowed", "forbidden", "prohibited", "banned", "off limits",
-        "off-limits", "deny", "denied",
+        "off-limits", "deny", "denied", "ruled out", "rejected", "discarded", "deprecated", "retired", "obsolete",
     )
     # A clause opening with one of these and closed by a comma says when, not how strongly: a modal inside it
     # ("before the agent could write the config, the field had to be 1") does not govern the main clause.
@@ -424,7 +464,6 @@ class ProseRules:
     # ledger-budget: the structured ledger's share of the budget before it degrades.
     ledger_budget_share: float = 0.12
 
-
     def __post_init__(self) -> None:
         for f in fields(self):
             value = getattr(self, f.name)
@@ -436,6 +475,12 @@ class ProseRules:
                     isinstance(pair, tuple) and len(pair) == 2 and all(isinstance(p, str) and p for p in pair)
                     and pair[1].isdigit() for pair in value)):
                 raise InvalidArgument("ProseRules(number_words=...): expected a tuple of (word, digits) pairs")
+            if f.name == "disposition_classes" and not (isinstance(value, tuple) and all(
+                    isinstance(pair, tuple) and len(pair) == 2 and isinstance(pair[0], str)
+                    and isinstance(pair[1], tuple) and all(isinstance(p, str) and p for p in pair[1])
+                    for pair in value)):
+                raise InvalidArgument("ProseRules(disposition_classes=...): expected a tuple of (disposition, tuple "
+                                      "of non-empty phrases) pairs")
             if f.name == "operator_phrases" and not (isinstance(value, tuple) and all(
                     isinstance(pair, tuple) and len(pair) == 2 and isinstance(pair[0], str)
                     and isinstance(pair[1], tuple) and all(isinstance(p, str) and p for p in pair[1])

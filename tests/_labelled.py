@@ -35,6 +35,7 @@ class Row:
     context: str
     note: str
     where: str
+    outcome: str | None = None  # on a broken row, what a careful reader says happened (``oracles.Outcome``)
 
 
 @dataclass(frozen=True)
@@ -42,6 +43,7 @@ class Judged:
     row: Row
     predicted: str
     findings: tuple[str, ...]
+    outcomes: tuple[str, ...] = ()  # the one word each violation says happened
 
     @property
     def right(self) -> bool:
@@ -58,7 +60,8 @@ def load_rows(directory: Path = ROWS_DIR) -> list[Row]:
                 continue
             data = json.loads(line)
             rows.append(Row(data["id"], data["kind"], data["class"], data["expected"], data["source"], data["fact"],
-                            data["context"], data.get("note", ""), f"{path.name}:{number}"))
+                            data["context"], data.get("note", ""), f"{path.name}:{number}",
+                            (data.get("outcome") or "").replace("_", "-") or None))
     return rows
 
 
@@ -71,7 +74,7 @@ def judge(row: Row) -> Judged:
     verdict = audit(turns, result, facts).verdict
     findings = tuple(f"{f.invariant}: {f.detail}" for f in verdict.violations)
     if findings:
-        return Judged(row, "broken", findings)
+        return Judged(row, "broken", findings, tuple(str(f.outcome) for f in verdict.violations))
     unclear = tuple(f"{f.invariant} (unclear): {f.detail}" for f in verdict.unclear)
     return Judged(row, "unclear" if unclear else "kept", unclear)
 

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from harness import Role, SchemaError, Turn
+from harness import Role, Turn
 from harness._app.judging._audit import audit_files, obligations_from_dict
 from harness._app.cli._main import main
 from tests._labelled import judge, load_rows, table
@@ -161,12 +161,23 @@ def test_no_violation_on_any_kept_row():
 
 
 def test_recall_on_broken_rows_stays_where_it_is():
-    """Broken rows violated (an unclear reading is not a catch): the floor is what the oracles reach on all
-    911 rows today (95.1%, each kind at least 92%); it only moves up."""
+    """Broken rows violated (an unclear reading is not a catch): the floor is what the oracles reached on the
+    first 911 rows (95.1%, each kind at least 92%), and still reach with round 4's 149 blind rows (1060 rows:
+    95.1%, each kind at least 93%); it only moves up."""
     rows = table(_judged(), lambda r: r.kind)
     assert sum(r.caught for r in rows) / sum(r.broken for r in rows) >= 0.95
     for r in rows:
         assert r.caught / r.broken >= 0.92, r.group
+
+
+def test_a_caught_row_says_what_happened_as_its_labeller_did():
+    """The rows written with the word a careful reader uses for what happened (round 4): most caught rows
+    carry it. 66 of 74 today; the rest are bare mentions the labeller called dropped (the literal stands,
+    so the reading says weakened) and two invented reasons read as inverted."""
+    judged = [j for j in _judged() if j.row.outcome and j.predicted == "broken"]
+    agreeing = [j for j in judged if j.row.outcome in j.outcomes]
+    assert len(judged) >= 70 and len(agreeing) >= 0.85 * len(judged), [
+        (j.row.id, j.row.outcome, j.outcomes) for j in judged if j not in agreeing]
 
 
 def test_at_most_a_tenth_of_either_side_is_left_unclear():

@@ -34,7 +34,16 @@ PLAN = ({"kind": "literal_binding", "literals": ["flood cover"]},
 RELEASE = ({"kind": "commitment", "literals": ["4.9.2"], "details": {"action": "publish", "noun": "release", "past":
             "published", "trigger": "the changelog is approved"}},
            "I'll publish release 4.9.2 once the changelog is approved.")
-PORT_SOURCE = "Report p99_latency_ms for the checkout service."
+FAILED_TRY = ({"kind": "negative_fact", "literals": ["lz4_frame_mode"], "details": {"disposition": "failed"}},
+              "We tried lz4_frame_mode on the archive job and it failed: the reader could not stream it.")
+DRY_RUN = ({"kind": "gating_field", "literals": ["dry_run", "true"], "details": {"field": "dry_run", "value": "true",
+                                                                            "write": "apply_schema"}},
+           "Call apply_schema with dry_run=true until the user has read the plan.")
+FLOOR = ({"kind": "threshold", "literals": ["min_replicas", "3"], "details": {"operator": ">="}},
+         "min_replicas must be at least 3 for the ledger service.")
+NOTIFY = ({"kind": "commitment", "literals": ["#ops-alerts"], "details": {"action": "notify", "noun": "channel",
+           "past": "notified", "trigger": "the rotation finishes"}},
+          "I will notify #ops-alerts once the rotation finishes.")
 
 
 def _judged(obligation_and_source, context, extra_source=()):
@@ -73,6 +82,17 @@ KEPT = [
     (METRIC, "Always report p99_latency_ms. docker ps showed 0.0.0.0:8443->443/tcp for the proxy."),
     # a plain statement kept in other words of its own case
     (PLAN, "Harbour includes Flood Cover for ground-floor units."),
+    # a negation that leaves the literal as its exception
+    (REGION, "Never deploy the ingest workers anywhere except ap-south-2."),
+    (REGION, "Do not use any region other than ap-south-2 for the ingest workers."),
+    (PLAN, "Not only theft but also flood cover is in the Harbour plan."),
+    (REGION, "Besides ap-south-2, no region is allowed for the ingest workers."),
+    # idioms, places in a file and commitments held until their condition are no cues
+    (FAILED_TRY, "lz4_frame_mode fell over on streaming reads, so that attempt failed; do not retry it."),
+    (({"kind": "unresolved_error", "literals": ["E7310"], "details": {"name": "sync_catalog", "exception": "IOError"}},
+      "sync_catalog failed with IOError E7310 in src/sync/catalog.py."),
+     "E7310 (sync_catalog, IOError; see src/sync/catalog.py:120-134) is still open."),
+    (NOTIFY, "Do not notify #ops-alerts until the rotation finishes."),
     # the commitment with its action and its condition
     (RELEASE, "Still to do: publish 4.9.2 after the changelog is approved."),
 ]
@@ -93,6 +113,19 @@ BENT = [
     (REGION, "Do not deploy the ingest workers to ap-south-2.", "inverted"),
     (PLAN, "The Harbour plan does not include flood cover.", "inverted"),
     (METRIC, "The weekly notes need not include p99_latency_ms.", "inverted"),
+    # the requirement made the edge of what is now allowed, or stopped
+    (REGION, "The ingest workers may also run in regions outside ap-south-2.", "inverted"),
+    (METRIC, "Stop reporting p99_latency_ms in the weekly notes.", "inverted"),
+    # a disposition rewritten, a keyword bag, a refused action, a bound turned round, a banned or changed value
+    (FAILED_TRY, "REJECTED: lz4_frame_mode", "rewritten"),
+    (BUCKET, "tags: s3://ledger-cold-4/ never must allowed archive", "weakened"),
+    (NOTIFY, "We agreed not to notify #ops-alerts about the rotation.", "inverted"),
+    (FLOOR, "min_replicas must not exceed 3 on the ledger service.", "inverted"),
+    (DRY_RUN, "Never call apply_schema with dry_run=true.", "inverted"),
+    (DRY_RUN, "Call apply_schema with dry_run=false.", "rewritten"),
+    (BUCKET, "Next step: copy the old exports into s3://ledger-cold-4/.", "inverted"),
+    (ERROR, "The IOError E7310 in sync_catalog was successfully resolved.", "falsely-completed"),
+    (JOB, "rebuild_index (job_51c0e3) is still running.", "rewritten"),
     # a limit stated as gone
     (RETRIES, "The max_attempts limit no longer applies; retry as often as needed.", "inverted"),
     # a number written as another number
@@ -143,3 +176,12 @@ def test_a_shouted_restatement_keeps_its_literals():
 def test_an_invented_obligation_on_a_new_name_is_still_invented():
     said = _said(_judged(METRIC, "Always report p99_latency_ms. Never exceed 80 connections on db_pool_9."))
     assert said == [("no-invented-obligation", None, "invented")]
+
+
+def test_a_name_the_source_itself_used_is_never_the_paraphrase_of_a_dropped_literal():
+    fact = ({"kind": "prohibition", "literals": ["s3://logs-eu-3/"]},
+            "Never write to s3://logs-eu-3/; use s3://logs-eu-4/ for the exports.")
+    (dropped,) = _judged(fact, "Exports go to s3://logs-eu-4/.").violations
+    assert (str(dropped.outcome), dropped.found) == ("dropped", None)
+    (changed,) = _judged(fact, "Never write to s3://logs-eu-8/.").violations
+    assert (str(changed.outcome), changed.found) == ("rewritten", "s3://logs-eu-8/")
