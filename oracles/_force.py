@@ -223,7 +223,7 @@ def force_kept(case: Case) -> Iterator[Finding]:
                 yield Finding.about("force-kept", fact, f"{literal} is kept but its requirement is weakened ({cue!r})",
                                     expected=f"{literal} as a requirement", found=unit.text, evidence=evidence)
         elif fact.kind is FactKind.PROHIBITION:
-            hit = (_first_cue(ctx, literal, rules.permission_cues, unless=rules.prohibition_cues)  # softening:
+            hit = (_first_cue(ctx, literal, rules.permission_cues, unless=rules.prohibition_cues + rules.restriction_words)  # softening:
                    or _revised(ctx, literal, rules.permission_cues))  # negation-polarity's to judge
             if hit is not None:
                 unit, cue = hit

@@ -7,7 +7,8 @@ import re
 from dataclasses import dataclass
 
 from oracles._context import Context
-from oracles._lexicon import SNAKE_NAME, WORD, phrase_pattern
+from harness._base._wholetoken import token_spans
+from oracles._lexicon import SNAKE_NAME, WORD, name_shaped, phrase_pattern
 from oracles._units import Clause
 from oracles import _cues
 
@@ -103,7 +104,26 @@ def relation_key(token: str, rules) -> bool:
 
 
 def value_mentions(ctx: Context, field: str, value: str) -> list[Mention]:
-    return field_mentions(ctx, field, value)
+    """Where ``value`` is stated for ``field``. A field of plain words ("budget cap", "monthly cloud spend") is a
+    description, not a name: where it is not written as it was, a clause holding the value and one of its
+    content words ("a spending cap of $500") states it, the words before the number saying how it binds."""
+    found = field_mentions(ctx, field, value)
+    if found or name_shaped(field):
+        return found
+    stems = [w[:-1] if w.endswith("s") else w for w in _CONTENT.findall(field.lower())]
+    out = []
+    for clause in ctx.clauses_with(value):
+        if not stems or _cues.listed_words(ctx.rules, clause) or not any(
+                re.search(rf"\b{re.escape(s)}", clause.lower) for s in stems):
+            continue
+        at = next(iter(token_spans(clause.text, value)))[0]
+        before = " ".join(WORD.findall(clause.text[:at])[-(ctx.rules.negation_window + 2):])
+        after = " ".join(WORD.findall(clause.text[at + len(value):])[:3])
+        out.append(Mention(clause, value, before + " " + after, before))
+    return out
+
+
+_CONTENT = re.compile(r"[a-z]{3,}")
 
 
 def line_mentions(ctx: Context, field: str, value: str) -> list[Mention]:

@@ -114,6 +114,9 @@ def _polarity_finding(ctx, fact, literal: str, sentences) -> Finding | None:
                                why=Evidence.CONFLICTING, expected=expected, found=sentence.text)
     allowed = governing_cue(ctx, rules.prohibition_unit, literal, rules.weakening_cues + rules.permission_cues,
                                 skip_negated=True, scope=False)
+    if allowed is not None and any(cue_in(c, rules.restriction_words) for c in ctx.clauses_in(allowed[0])
+                                   if phrase_pattern((allowed[1],)).search(c.lower)):
+        allowed = None  # "only read-only queries are allowed": a restriction, not a permission
     if allowed is not None:
         sentence, cue = allowed
         return Finding.about("negation-polarity", fact, f"{literal} is stated as allowed or optional ({cue!r}), not "

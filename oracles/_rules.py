@@ -270,12 +270,13 @@ class ProseRules:
         "outside", "outside of", "other than", "besides", "beyond", "not just", "not only", "no longer only",
         "in addition to", "as well as", "not limited to", "not restricted to",
     )
-    broadening_permissions: tuple[str, ...] = ("can", "may", "could", "any", "anywhere", "whenever", "also", "too")
+    broadening_permissions: tuple[str, ...] = ("can", "may", "could", "any", "anywhere", "whenever", "also")
     # A line under one of these labels is a list of words, not a statement: no cue in it governs anything
     # ("keywords: s3://x/ never must allowed"), and so is a bracketed or comma list of four or more short items.
     list_labels: tuple[str, ...] = ("keywords", "keyword", "tags", "tag", "terms", "labels", "topics", "glossary")
-    # A limit stated as gone: beside a threshold's field or number, the bound inverted ("the $500 budget cap no
-    # longer applies", "the cap was cancelled; treat spend as unlimited").
+    # A permission in a clause holding one of these restricts ("only read-only queries are allowed").
+    restriction_words: tuple[str, ...] = ("only", "solely", "exclusively")
+    # A limit stated as gone, beside a threshold's field: the bound inverted ("the $500 cap no longer applies").
     lifted_cues: tuple[str, ...] = (
         "no longer applies", "no longer apply", "does not apply", "doesn't apply", "lifted", "cancelled", "canceled",
         "waived", "removed", "suspended", "unlimited", "no limit", "no cap", "uncapped", "not capped", "scrapped",

@@ -93,6 +93,11 @@ KEPT = [
       "sync_catalog failed with IOError E7310 in src/sync/catalog.py."),
      "E7310 (sync_catalog, IOError; see src/sync/catalog.py:120-134) is still open."),
     (NOTIFY, "Do not notify #ops-alerts until the rotation finishes."),
+    # a limit on a field of plain words is kept in other words; a restriction allows nothing new
+    (({"kind": "threshold", "literals": ["storage budget", "300"], "details": {"operator": "<="}},
+      "The storage budget for the test cluster is at most $300 a month."),
+     "Test-cluster storage is budgeted at no more than $300 a month."),
+    (BUCKET, "Nothing goes to s3://ledger-cold-4/; only reads by the auditors are allowed."),
     # the commitment with its action and its condition
     (RELEASE, "Still to do: publish 4.9.2 after the changelog is approved."),
 ]
@@ -126,6 +131,9 @@ BENT = [
     (BUCKET, "Next step: copy the old exports into s3://ledger-cold-4/.", "inverted"),
     (ERROR, "The IOError E7310 in sync_catalog was successfully resolved.", "falsely-completed"),
     (JOB, "rebuild_index (job_51c0e3) is still running.", "rewritten"),
+    (({"kind": "threshold", "literals": ["storage budget", "300"], "details": {"operator": "<="}},
+      "The storage budget for the test cluster is at most $300 a month."),
+     "Test-cluster storage is budgeted at no less than $300 a month.", "inverted"),
     # a limit stated as gone
     (RETRIES, "The max_attempts limit no longer applies; retry as often as needed.", "inverted"),
     # a number written as another number
