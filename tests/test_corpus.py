@@ -201,6 +201,20 @@ def test_dedupe_keeps_one_entry_of_a_dropped_obligation_whatever_invariant_saved
                     ("pkg:fn", "threshold-exact", "dropped")]
 
 
+def test_dedupe_keeps_a_dropped_obligation_of_each_kind(tmp_path):
+    """The same dropped cause on a prohibition and a commitment: both stay, so a fix of one that breaks the
+    other again is still replayed; two of one kind are still one."""
+    prohibition = dataclasses.replace(_entry(3, "negation-polarity"), evidence="absent", cause="dropped")
+    commitment = dataclasses.replace(_entry(5, "commitment-retained"), fact_kind="commitment", evidence="absent",
+                                     cause="dropped")
+    larger = dataclasses.replace(_entry(7, "literal-verbatim"), evidence="absent", cause="dropped")
+    for entry in (prohibition, commitment, larger):
+        save_entry(entry, tmp_path)
+    removed, _ = dedupe_corpus(tmp_path)
+    assert [p.name for p in removed] == [entry_name(larger)]
+    assert sorted(e.fact_kind for _, e in load_corpus(tmp_path).entries) == ["commitment", "prohibition"]
+
+
 def test_a_run_saves_the_evidence_of_each_finding_with_its_entry(tmp_path):
     from harness._app.cli._main import main
 

@@ -202,12 +202,14 @@ def merge_corpora(destination: str | Path, sources: list[str | Path]) -> tuple[i
 
 
 def dedupe_corpus(directory: str | Path) -> tuple[list[Path], Corpus]:
-    """Keep the smallest entry per root cause, (summarizer, invariant, fact kind, evidence); remove the rest.
+    """Keep the smallest entry per root cause and fact kind, (summarizer, invariant, fact kind, evidence);
+    remove the rest.
 
     Two entries of one invariant and kind with different evidence (a dropped literal, a near miss of it)
     are two causes and both stay; an entry saved before entries recorded evidence is a cause of its own.
     Entries of an obligation the compactor dropped (``cause``) are one cause per summarizer and dialect,
-    whatever invariant and kind each was saved under.
+    whatever invariant each was saved under, and one entry is kept for each kind of fact it dropped: a
+    team that fixes dropped prohibitions and breaks commitments again is still told by its corpus.
 
     Returns the removed paths and what was read (its unreadable files are left alone).
     """
@@ -217,7 +219,7 @@ def dedupe_corpus(directory: str | Path) -> tuple[list[Path], Corpus]:
     best: dict[tuple, tuple[Path, CorpusEntry]] = {}
     removed = []
     for path, entry in entries:
-        key = (entry.summarizer, entry.dialect, entry.cause) if entry.cause else \
+        key = (entry.summarizer, entry.dialect, entry.cause, entry.fact_kind) if entry.cause else \
             (entry.summarizer, entry.invariant, entry.fact_kind, entry.evidence)
         if key not in best:
             best[key] = (path, entry)
