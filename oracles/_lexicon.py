@@ -220,6 +220,7 @@ _INFLECTION = r"(?:s|es|d|ed|ing|ation|ations|ion|ions)?"
 _SENTENCE_START = r"(?:^|(?<=[.!?]\s)|(?<=[.!?]\s\s)|(?<=\n)|(?<=[-*+#>\u2022]\s)|(?<=\d[.)]\s)|(?<=:\s)|(?<=\(\s)|(?<=\()|(?<=[\"'`]))"
 
 
+@functools.lru_cache(maxsize=16384)
 def typographic_variants_restored(text: str, literals: frozenset[str], number_words: tuple[tuple[str, str], ...],
                                   number_leads: tuple[str, ...]) -> str:
     """``text`` with the changes writing makes to a literal that are not changes of the literal put back:
@@ -240,12 +241,35 @@ def typographic_variants_restored(text: str, literals: frozenset[str], number_wo
         capital = literal[0].upper() + literal[1:]
         if capital in text:
             text = re.sub(_SENTENCE_START + re.escape(capital) + r"(?![\w\-])", literal, text, flags=re.MULTILINE)
-    lowered = text.lower()
-    words = [(word, digits) for word, digits in number_words if word in lowered]
-    if words:
-        leads = "|".join(re.escape(lead) for lead in sorted(number_leads, key=len, reverse=True))
-        for word, digits in sorted(words, key=lambda pair: len(pair[0]), reverse=True):
-            pattern = (rf"(?i)((?:(?<![\w])(?:{leads})(?![\w])|[=:(])\s*(?:(?!(?:the|a|an|this|that|these|those|each|every)\b)\w+\s+)?)" + re.escape(word).replace(r"\ ", r"\s+")
-                       + r"(?![\w\-])(?!\s+of\b)")
-            text = re.sub(pattern, lambda m: m.group(1) + digits, text)
-    return text
+    return _numerals(text, number_words, number_leads)
+
+
+def _numerals(text: str, number_words: tuple[tuple[str, str], ...], number_leads: tuple[str, ...]) -> str:
+    """Each number word that stands where a value does (right after a lead, maybe one word between) as its
+    digits. The words are found in one scan; only the few found are checked for a lead before them."""
+    lead = _lead_pattern(number_leads)
+    digits = dict(number_words)
+    lowered = text.lower()  # the same length: positions carry over
+    out, at = [], 0
+    for m in phrase_pattern(tuple(digits)).finditer(lowered):
+        end = m.end()
+        if lowered[end:end + 1] == "-" or _BEFORE_OF.match(lowered, end):
+            continue  # "one-off", "one of the calls"
+        if lead.search(text, max(0, m.start() - _LEAD_REACH), m.start()):
+            out += [text[at:m.start()], digits[m.group(0)]]
+            at = end
+    return "".join(out) + text[at:] if out else text
+
+
+_LEAD_REACH = 40  # characters before a number word within which its lead is looked for
+
+
+_BEFORE_OF = re.compile(r"\s+of\b")
+
+
+@functools.lru_cache(maxsize=8)
+def _lead_pattern(number_leads: tuple[str, ...]) -> re.Pattern[str]:
+    """A lead ending where a number word starts, with at most one word between ("at most three")."""
+    leads = "|".join(re.escape(lead) for lead in sorted(number_leads, key=len, reverse=True))
+    return re.compile(rf"(?:(?<![\w])(?:{leads})(?![\w])|[=:(])\s*"
+                      r"(?:(?!(?:the|a|an|this|that|these|those|each|every)\b)\w+\s+)?$", re.IGNORECASE)
