@@ -179,7 +179,7 @@ def _as_weak_as_stated(case: Case, finding: Finding) -> bool:
         return False
     fact, text = stated
     rules = case.rules
-    weak = rules.weakening_cues + rules.softening_cues + rules.approximation_cues
+    weak = rules.weakening_cues + rules.softening_cues  # ("limited to 40" is no approximation of 40)
     return any(cue_near(rules, Clause.of(sentence, case.context.lowered), fact.literals[0], weak, skip_negated=True,
                         confined=True) for sentence in stating_sentences(text, fact.literals[0]))
 

@@ -97,7 +97,12 @@ _CONFINES = re.compile(r"\s[\u2014\u2013]\s|\s-\s|\n")
 
 
 _NAME_REACH = 3  # words: another name this close to a cue, between it and the literal, takes the cue
-_QUALIFIER = re.compile(r"\b(?:in|of|at|inside|within|from|on)\s+(?:the\s+)?$")
+
+
+@functools.lru_cache(maxsize=8)
+def _qualifier(words: tuple[str, ...]) -> re.Pattern[str]:
+    """A qualifier word (``ProseRules.qualifier_words``, and maybe "the") ending where a name starts."""
+    return re.compile(r"\b(?:" + "|".join(map(re.escape, words)) + r")\s+(?:the\s+)?$")
 
 
 def _words_apart(lower: str, a: tuple[int, int], b: tuple[int, int]) -> int:
@@ -105,7 +110,8 @@ def _words_apart(lower: str, a: tuple[int, int], b: tuple[int, int]) -> int:
     return len(WORD.findall(lower, low, high))
 
 
-def _name_beside(text: str, lower: str, literal: str, between: tuple[int, int], cue: tuple[int, int]) -> bool:
+def _name_beside(rules: ProseRules, text: str, lower: str, literal: str, between: tuple[int, int],
+                 cue: tuple[int, int]) -> bool:
     """Another name (an identifier-like token that is not ``literal``) stands in ``text[between]`` within
     ``_NAME_REACH`` words of the cue. Only the stretch between is read: a window's width, never the text."""
     low, high = between
@@ -113,7 +119,7 @@ def _name_beside(text: str, lower: str, literal: str, between: tuple[int, int], 
         name = m.group(0)
         if name == literal or name in literal or literal in name or not identifiers_in(name):
             continue
-        if _QUALIFIER.search(lower, max(0, m.start() - 12), m.start()):
+        if _qualifier(rules.qualifier_words).search(lower, max(0, m.start() - 12), m.start()):
             continue  # "E7310 in sync_catalog was fixed": a name after "in", "of", "at" says where, not what
         if _words_apart(lower, m.span(), cue) <= _NAME_REACH:
             return True
@@ -230,7 +236,7 @@ def cue_near(rules: ProseRules, clause: Clause, literal: str, cues: tuple[str, .
                 break
             if confined:
                 low, high = (cue_end, found_start) if cue_end <= found_start else (found_end, cue_start)
-                if stops.confine_between(low, high) or _name_beside(clause.text, lower, literal, (low, high),
+                if stops.confine_between(low, high) or _name_beside(rules, clause.text, lower, literal, (low, high),
                                                                      (cue_start, cue_end)):
                     continue
             return cue

@@ -170,7 +170,7 @@ def _action_refused(ctx, fact, obj: str) -> Clause | None:
         return None
     rules = ctx.rules
     ahead = phrase_pattern(_still_ahead(rules))
-    held = phrase_pattern(("until", "before", "unless", "so far"))
+    held = phrase_pattern(rules.hold_cues)
     factual = phrase_pattern(rules.factual_negators)
     for unit in ctx.units_with(rules.pending_unit, obj):
         lower = unit.lower

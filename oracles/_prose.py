@@ -112,11 +112,13 @@ def _polarity_finding(ctx, fact, literal: str, sentences) -> Finding | None:
         return Finding.unclear("negation-polarity", fact, f"{literal} is both forbidden ({forbids!r}) and softened "
                                f"({soft!r}) in one sentence; the reading cannot tell which governs it",
                                why=Evidence.CONFLICTING, expected=expected, found=sentence.text)
-    allowed = governing_cue(ctx, rules.prohibition_unit, literal, rules.weakening_cues + rules.permission_cues,
-                                skip_negated=True, scope=False)
+    allowed = governing_cue(ctx, rules.prohibition_unit, literal, rules.weakening_cues + rules.permission_cues
+                            + rules.permission_modals, skip_negated=True, scope=False)
     if allowed is not None and any(cue_in(c, rules.restriction_words) for c in ctx.clauses_in(allowed[0])
                                    if phrase_pattern((allowed[1],)).search(c.lower)):
         allowed = None  # "only read-only queries are allowed": a restriction, not a permission
+    if allowed is not None and allowed[1] in rules.permission_modals and _negated_after(rules, allowed[0], allowed[1]):
+        allowed = None  # "we may make no calls to X": the modal's own verb is negated
     if allowed is not None:
         sentence, cue = allowed
         return Finding.about("negation-polarity", fact, f"{literal} is stated as allowed or optional ({cue!r}), not "
@@ -133,6 +135,13 @@ def _polarity_finding(ctx, fact, literal: str, sentences) -> Finding | None:
                                   expected=expected, found=line.text)
     return Finding.about("negation-polarity", fact, f"{literal} is mentioned without its prohibition",
                          expected=expected, found=sentences[0].text, evidence=Evidence.BARE_MENTION)
+
+
+def _negated_after(rules, unit, modal: str) -> bool:
+    """A negator within the three words after ``modal`` in ``unit`` ("may make no calls", "can no longer")."""
+    lower = unit.lower
+    at = lower.find(modal)
+    return at >= 0 and phrase_pattern(rules.negators).search(" ".join(lower[at + len(modal):].split()[:3])) is not None
 
 
 def _planning(rules) -> tuple[str, ...]:

@@ -54,7 +54,7 @@ class ProseRules:
         "avoid", "better not", "should probably", "preferably", "when feasible", "if you can", "mostly",
         "usually", "generally", "typically", "normally", "where practical", "as a rule", "most of the time",
         " over ", "ranked", "ranking", "favour", "favor", "lean towards", "discouraged", "not recommended",
-        "not preferred", "less preferred", "not ideal",
+        "not preferred", "less preferred", "not ideal", "only when", "only if", "if unavoidable", "when unavoidable",
     )
     # Phrases that contain a negation word but are not prohibitions.
     negation_traps: tuple[str, ...] = (
@@ -70,11 +70,9 @@ class ProseRules:
         "at every", "across all", "any time", "anytime", "at all times", "in all cases", "for every", "for all",
     )
     # Idioms that hold a cue word and mean something else: "it fell over on prepared statements" ranks nothing.
-    idiom_traps: tuple[str, ...] = (
-        "fell over", "falls over", "fall over", "falling over", "keeled over", "toppled over", "ran over",
-        "run over", "went over", "go over", "goes over", "took over", "take over", "taken over", "start over",
-        "started over", "over and over", "all over", "over time", "game over", "hand over", "handed over",
-    )
+    idiom_traps: tuple[str, ...] = ("fell over", "falls over", "fall over", "falling over", "keeled over", "ran over",
+                                    "run over", "went over", "go over", "goes over", "took over", "take over",
+                                    "start over", "over and over", "all over", "over time", "hand over")
     # A modal (or "to be") right before a cue word makes it an obligation, not a claim: "must be fixed before
     # the review", "needs to be deployed", "is to be completed", "has yet to run" state nothing as done.
     # ``modal_window`` words may stand between the modal and the word ("must first be fixed").
@@ -96,10 +94,9 @@ class ProseRules:
         "ruled against", "do not revisit", "don't revisit", "not pursue", "not to be retried", "do not try",
         "don't try", "never again",
     )
-    # Which disposition cues state which disposition. A negative fact kept only with cues of another one (a failed
-    # approach labelled REJECTED, a superseded one labelled failed) has its disposition rewritten; a cue in no
-    # list here ("do not retry", "dead end") fits any. A rejection often follows a failure, so "rejected"
-    # accepts the failure words too.
+    # Which disposition cues state which disposition: a negative fact kept only with another's (a failed approach
+    # labelled REJECTED) has its disposition rewritten; a cue in no list ("dead end") fits any. A rejection often
+    # follows a failure, so "rejected" accepts the failure words too.
     disposition_classes: tuple[tuple[str, tuple[str, ...]], ...] = (
         ("rejected", ("rejected", "reject", "declined", "vetoed", "refused", "turned down", "said no", "ruled against",
                       "nixed", "failed", "fails", "failure", "did not work", "didn't work", "does not work", "broke",
@@ -189,7 +186,7 @@ class ProseRules:
         "fine to raise", "fine to skip", "fine to go", "go higher", "go lower", "tune upward", "tune downward",
         "could serve", "as a reference", "if practical", "try to", "aim for", "no longer relevant",
         "not relevant", "irrelevant", "obsolete", "consider", "if there's time", "if there is time", "if time allows",
-        "time permitting", "maybe", "perhaps", "at some point", "eventually", "you can", "is a target",
+        "time permitting", "maybe", "perhaps", "at some point", "eventually", "you can", "is a target", "discouraged",
         "a soft target",
     )
     # Cues that re-assert a requirement in its unit, so a waiver word there is about something else, and a
@@ -263,25 +260,28 @@ class ProseRules:
         "except", "except for", "excepting", "other than", "besides", "apart from", "aside from", "beyond", "but",
         "save for", "rather than", "instead of", "unless", "outside of", "only",
     )
-    # A required literal made the edge of something now allowed past it ("sending outside acme.com has been
-    # approved", "any hour, not just 02:00"): one of these right before the literal, with a permission in its
-    # sentence (``permission_cues``, ``broadening_permissions``), inverts the requirement.
+    # A required literal made the edge of something allowed past it ("sending outside acme.com is approved"): one
+    # of these right before it, with a permission in its sentence (or ``broadening_permissions``), inverts it.
     broadening_words: tuple[str, ...] = (
         "outside", "outside of", "other than", "besides", "beyond", "not just", "not only", "no longer only",
         "in addition to", "as well as", "not limited to", "not restricted to",
     )
     broadening_permissions: tuple[str, ...] = ("can", "may", "could", "any", "anywhere", "whenever", "also")
-    # A line under one of these labels is a list of words, not a statement: no cue in it governs anything
-    # ("keywords: s3://x/ never must allowed"), and so is a bracketed or comma list of four or more short items.
+    # A line under one of these labels is a list of words, not a statement ("keywords: s3://x/ never must"), as is
+    # a bracketed or comma list of four or more short items: no cue in it governs anything.
     list_labels: tuple[str, ...] = ("keywords", "keyword", "tags", "tag", "terms", "labels", "topics", "glossary")
     # A permission in a clause holding one of these restricts ("only read-only queries are allowed").
     restriction_words: tuple[str, ...] = ("only", "solely", "exclusively")
+    # A modal of permission before a forbidden act ("the agent can email customers"), written with its space so
+    # "can't" and "cannot" are none; words that hold a commitment until its condition ("do not merge X until");
+    # words after which a name says where the literal is, not what another thing is ("E7 in sync_catalog").
+    permission_modals: tuple[str, ...] = ("can ", "may ", "can be ", "may be ")
+    hold_cues: tuple[str, ...] = ("until", "before", "unless", "so far")
+    qualifier_words: tuple[str, ...] = ("in", "of", "at", "inside", "within", "from", "on")
     # A limit stated as gone, beside a threshold's field: the bound inverted ("the $500 cap no longer applies").
-    lifted_cues: tuple[str, ...] = (
-        "no longer applies", "no longer apply", "does not apply", "doesn't apply", "lifted", "cancelled", "canceled",
-        "waived", "removed", "suspended", "unlimited", "no limit", "no cap", "uncapped", "not capped", "scrapped",
-        "dropped", "not enforced", "no longer enforced",
-    )
+    lifted_cues: tuple[str, ...] = ("no longer applies", "no longer apply", "does not apply", "doesn't apply", "lifted",
+                                    "cancelled", "canceled", "waived", "removed", "suspended", "unlimited", "no limit",
+                                    "no cap", "uncapped", "not capped", "scrapped", "dropped", "not enforced")
     # A revision note ("Update: the pin is no longer needed") that starts with one of these, shares a
     # content word with an obligation's sentence and follows it, waives or permits like a cue beside it.
     revision_markers: tuple[str, ...] = (
@@ -476,17 +476,9 @@ class ProseRules:
                     isinstance(pair, tuple) and len(pair) == 2 and all(isinstance(p, str) and p for p in pair)
                     and pair[1].isdigit() for pair in value)):
                 raise InvalidArgument("ProseRules(number_words=...): expected a tuple of (word, digits) pairs")
-            if f.name == "disposition_classes" and not (isinstance(value, tuple) and all(
-                    isinstance(pair, tuple) and len(pair) == 2 and isinstance(pair[0], str)
-                    and isinstance(pair[1], tuple) and all(isinstance(p, str) and p for p in pair[1])
-                    for pair in value)):
-                raise InvalidArgument("ProseRules(disposition_classes=...): expected a tuple of (disposition, tuple "
-                                      "of non-empty phrases) pairs")
-            if f.name == "operator_phrases" and not (isinstance(value, tuple) and all(
-                    isinstance(pair, tuple) and len(pair) == 2 and isinstance(pair[0], str)
-                    and isinstance(pair[1], tuple) and all(isinstance(p, str) and p for p in pair[1])
-                    for pair in value)):
-                raise InvalidArgument("ProseRules(operator_phrases=...): expected a tuple of (operator, tuple of "
+            if f.name in ("disposition_classes", "operator_phrases") and not _named_phrase_lists(value):
+                what = "disposition" if f.name == "disposition_classes" else "operator"
+                raise InvalidArgument(f"ProseRules({f.name}=...): expected a tuple of ({what}, tuple of "
                                       "non-empty phrases) pairs")
             if f.name in ("near_miss_ratio", "ledger_budget_share") and not (
                     isinstance(value, int | float) and not isinstance(value, bool) and 0 < value <= 1):
@@ -495,6 +487,13 @@ class ProseRules:
                 raise InvalidArgument(f"ProseRules({f.name}={value!r}): expected one of {', '.join(UNITS)}")
             if f.name.endswith("_window") and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
                 raise InvalidArgument(f"ProseRules({f.name}={value!r}): expected a whole number of words >= 0")
+
+
+def _named_phrase_lists(value) -> bool:
+    """A tuple of (name, tuple of non-empty phrases) pairs."""
+    return isinstance(value, tuple) and all(
+        isinstance(pair, tuple) and len(pair) == 2 and isinstance(pair[0], str) and isinstance(pair[1], tuple)
+        and all(isinstance(p, str) and p for p in pair[1]) for pair in value)
 
 
 DEFAULT_RULES = ProseRules()

@@ -98,6 +98,7 @@ KEPT = [
       "The storage budget for the test cluster is at most $300 a month."),
      "Test-cluster storage is budgeted at no more than $300 a month."),
     (BUCKET, "Nothing goes to s3://ledger-cold-4/; only reads by the auditors are allowed."),
+    (BUCKET, "No job can write to s3://ledger-cold-4/; it is the auditors' archive."),
     # the commitment with its action and its condition
     (RELEASE, "Still to do: publish 4.9.2 after the changelog is approved."),
 ]
@@ -134,6 +135,9 @@ BENT = [
     (({"kind": "threshold", "literals": ["storage budget", "300"], "details": {"operator": "<="}},
       "The storage budget for the test cluster is at most $300 a month."),
      "Test-cluster storage is budgeted at no less than $300 a month.", "inverted"),
+    # a modal of permission, or a permission on a condition, for the forbidden act
+    (BUCKET, "The archiver can write old ledgers to s3://ledger-cold-4/ when space runs out.", "inverted"),
+    (BUCKET, "Write to s3://ledger-cold-4/ only when the auditors ask for it.", "weakened"),
     # a limit stated as gone
     (RETRIES, "The max_attempts limit no longer applies; retry as often as needed.", "inverted"),
     # a number written as another number
