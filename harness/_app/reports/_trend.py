@@ -54,10 +54,12 @@ class Finding:
 
     @property
     def happened(self) -> str:
-        """What happened, then the evidence it rests on ("rewritten (near-miss)"); a report written before
-        findings carried the word gives the evidence alone."""
-        evidence = (self.evidence or "-") + (f" ({self.cause})" if self.cause else "")
-        return f"{self.outcome} ({evidence})" if self.outcome else evidence
+        """What happened, then the evidence it rests on where that says more ("rewritten (near-miss)", "weakened");
+        a report written before findings carried the word gives the evidence alone."""
+        if not self.outcome:
+            return (self.evidence or "-") + (f" ({self.cause})" if self.cause else "")
+        more = [w for w in (self.evidence, self.cause) if w and w != self.outcome]
+        return f"{self.outcome} ({', '.join(more)})" if more else self.outcome
 
     @property
     def key(self) -> tuple[str, str, str]:
