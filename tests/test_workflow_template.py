@@ -385,8 +385,10 @@ def test_template_is_strict_yaml():
 
 def test_install_step_pins_the_harness(tmp_path):
     """The install step refuses the placeholder and a branch name, and installs the pinned commit plus the team's
-    own project (pip is a stub here that records its arguments)."""
+    own project (pip is a stub here that records its arguments); a shard, whose default DATABASE_URL is a Redis,
+    installs the redis extra with it (without it every shard stopped at start-up, exit 2)."""
     for job in ("shard", "merge"):
+        harness = "compaction-harness[redis]" if job == "shard" else "compaction-harness"
         for ref, ok in (("0" * 40, False), ("main", False), (SHA, True)):
             work = tmp_path / f"{job}-{ref}"
             done = run_job(job, checkout(work / "co", None), work, env={"HARNESS_REF": ref}, store=tmp_path / "store",
@@ -394,7 +396,7 @@ def test_install_step_pins_the_harness(tmp_path):
             step = done.step("Install")
             if ok:
                 assert step.rc == 0, done.log
-                assert done.pip == [["install", f"compaction-harness @ git+https://github.com/OWNER/compaction-harness@{SHA}"],
+                assert done.pip == [["install", f"{harness} @ git+https://github.com/OWNER/compaction-harness@{SHA}"],
                                     ["install", "-e", "."]]
             else:
                 assert step.rc != 0 and "HARNESS_REF" in step.output and done.pip == [], done.log
