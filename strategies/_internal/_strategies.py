@@ -294,8 +294,9 @@ def skeletons(
         skeleton = build(length)
         needed = event_turn_count(skeleton)
         # A fact strategy of a team's own may take more turns than ours; keep within max_turns,
-        # leaving out decoys first, then effects, then facts.
-        while needed > max_turns and (planted or acts or len(specs) > min_facts):
+        # leaving out decoys first, then effects, then facts. One turn stays free: when the events fill the
+        # transcript and the first is not the user's, expand opens it with a user message.
+        while needed >= max_turns and (planted or acts or len(specs) > min_facts):
             (planted if planted else acts if acts else specs).pop()
             skeleton = build(length)
             needed = event_turn_count(skeleton)
