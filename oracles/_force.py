@@ -119,7 +119,7 @@ def _stated_forbidden(case: Case, fact) -> tuple[Clause, str] | None:
                        skip_negated=True, confined=True)
         if cue is None and plain:
             cue = _negation_before(rules, body, literal)
-        if cue is not None and not cue_in(unit, _still_ahead(rules)) and not _excepted(rules, body, literal):
+        if cue is not None and not cue_in(unit, _not_yet(rules)) and not _excepted(rules, body, literal):
             return unit, cue
         edge = cue_near(rules, body, literal, rules.broadening_words, window=3, before_only=True, skip_negated=True)
         allowed = edge and cue_near(rules, unit, literal, rules.permission_cues + rules.broadening_permissions,
@@ -167,7 +167,11 @@ def _negated_in_source(case: Case, fact) -> bool:
     return False
 
 
-def _still_ahead(rules) -> tuple[str, ...]:
+def _not_yet(rules) -> tuple[str, ...]:
+    """The pending cues that record something as not done yet ("we haven't deployed to X yet"), which a
+    negation beside a required literal then states, not inverts. Not the conditional ones, and not "must",
+    "should" or "next", which state a rule ("must not deploy to X" inverts it). (``_obligations._still_ahead``
+    is the set that cancels a completion.)"""
     return tuple(c for c in rules.pending_cues if c not in rules.conditional_cues and c not in (
         "must", "should", "next"))
 
