@@ -225,3 +225,48 @@ def test_report_on_one_night_has_no_trend(tmp_path, capsys):
     assert "against" not in capsys.readouterr().out
     html = (tmp_path / "one.html").read_text()
     assert 'id="trend"' not in html and '<details class="run">' not in html
+
+
+def _seen(v: dict, sessions: int, of: int = 30) -> dict:
+    return {**v, "sightings": {"sessions": sessions, "of": of}}
+
+
+def _varying(*violations: dict, **options) -> dict:
+    return {**night(*violations, **options), "may_vary": True}
+
+
+def test_a_varying_summarizers_nights_call_new_and_fixed_only_beyond_chance():
+    old = _varying(_seen(LITERAL, 12), _seen(SUPERSESSION, 1))
+    new = _varying(_seen(LITERAL, 9), _seen(THRESHOLD, 2), _seen(PROHIBITION, 15))
+    trend = diff_reports(old, new)
+    assert trend.rated
+    assert _keys(trend.new) == {("negation-polarity", "prohibition", "weakened")}  # 15 of 30 against none of 30
+    assert _keys(trend.fixed) == set()
+    assert _keys(trend.unsure_new) == {("threshold-exact", "threshold", "absent")}  # 2 of 30: chance may explain it
+    assert _keys(trend.unsure_old) == {("supersession", "supersession", "absent")}
+    assert _keys(m.new for m in trend.still) == {("literal-verbatim", "literal_binding", "absent")}
+    text = trend_text(trend)
+    assert "1 new, 0 fixed, 1 still failing, 2 unsure" in text and "Fisher exact p=" in text
+
+
+def test_the_same_nights_of_a_summarizer_that_does_not_vary_keep_every_difference():
+    trend = diff_reports(night(_seen(LITERAL, 12), _seen(SUPERSESSION, 1)),
+                         night(_seen(LITERAL, 9), _seen(THRESHOLD, 2)))
+    assert not trend.rated and trend.unsure == ()
+    assert _keys(trend.new) == {("threshold-exact", "threshold", "absent")}
+    assert _keys(trend.fixed) == {("supersession", "supersession", "absent")}
+
+
+def test_a_varying_night_without_sightings_is_unsure_not_new():
+    trend = diff_reports(_varying(), _varying(THRESHOLD))  # a report written before sightings were recorded
+    assert trend.new == () and _keys(trend.unsure_new) == {("threshold-exact", "threshold", "absent")}
+
+
+def test_the_shards_of_a_night_add_up_their_sightings():
+    from harness._app.reports._shards import merge_shards
+
+    first = {**_varying(_seen(LITERAL, 4, 10), examples=10), "shard": {"index": 1, "of": 2}}
+    second = {**_varying(_seen(LITERAL, 3, 10), examples=10), "shard": {"index": 2, "of": 2}}
+    merged = merge_shards([first, second])
+    (finding,) = findings_of(merged)
+    assert finding.sightings == 7 and merged["examples_run"] == 20 and merged["may_vary"] is True

@@ -184,7 +184,7 @@ def _compare(args, outputs: Outputs) -> ExitCode:
                           ).but(summarizer_version=_side_version(args.summarizer_version, spec, prompt, specs))
                for spec, prompt in sides]
     labels = [f"{spec} --prompt {prompt}" if len(set(prompts)) > 1 else spec for spec, prompt in sides]
-    comparison = compare(configs, labels=labels, corpus=args.corpus,
+    comparison = compare(configs, labels=labels, corpus=args.corpus, settle=args.settle_trials,
                          on_side=None if args.quiet else
                          lambda i, label: print(f"[{i}/{len(configs)}] running {printable(label)}", file=sys.stderr))
     document = comparison_dict(comparison)

@@ -15,6 +15,7 @@ from harness._base._errors import did_you_mean
 from harness._base._files import DEFAULT_MAX_FILE_MB
 from harness._base._model import Consumer
 from harness._base._protocol import PROTOCOLS
+from harness._app._compare import DEFAULT_SETTLE_TRIALS
 from harness._app._outcome import ExitCode
 from harness._app.calling._openai import API_KEY_ENV, OPENAI_BASE_URL
 from harness._app.calling._options import DEFAULT_RETRIES, DEFAULT_TIMEOUT
@@ -377,6 +378,10 @@ def build_parser() -> argparse.ArgumentParser:
                            help="judge up to K sessions at once per summarizer (default 1)")
     _add_background_option(comparing)
     comparing.add_argument("--corpus", metavar="DIR", help="also replay this corpus with every summarizer")
+    comparing.add_argument("--settle-trials", type=_whole_number("--settle-trials", minimum=0),
+                           default=DEFAULT_SETTLE_TRIALS, metavar="N",
+                           help="when a summarizer may vary: N more trials on every side for each failure the "
+                                f"first --trials leave unsure (default {DEFAULT_SETTLE_TRIALS}; 0 leaves them unsure)")
     comparing.add_argument("--shard", type=_shard, default=None, metavar="K/N",
                            help="judge only the K-th of N disjoint parts of the seed's examples, on every side")
 

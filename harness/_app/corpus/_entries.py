@@ -29,7 +29,7 @@ from harness._base._protocol import PROTOCOLS
 from harness._base._schema import Reader, check_version
 
 __all__ = ["CORPUS_VERSION", "CorpusEntry", "Corpus", "entry_to_dict", "entry_from_dict", "entry_name", "save_entry",
-           "load_entry", "load_corpus", "merge_corpora", "dedupe_corpus", "CorpusSaver"]
+           "load_entry", "load_corpus", "merge_corpora", "dedupe_corpus", "CorpusSaver", "entry_of"]
 
 CORPUS_VERSION = 1
 
@@ -260,11 +260,8 @@ class CorpusSaver:
         """Save ``failure``, found calling the summarizer with ``protocol`` (as the runner resolved it)."""
         if self.directory is None:
             return
-        entry = CorpusEntry(failure.invariant, failure.fact_kind, self.summarizer, protocol,
-                            getattr(failure, "budget", self.budget), failure.transcript, __version__, self.stamp,
-                            failure.detail, getattr(failure, "trials", None),
-                            tuple(invariant for invariant, _ in getattr(failure, "also", ())),
-                            getattr(failure, "evidence", None), self.dialect, getattr(failure, "cause", None))
+        entry = entry_of(failure, summarizer=self.summarizer, protocol=protocol, budget=self.budget,
+                         dialect=self.dialect, found_at=self.stamp)
         try:
             path, added = save_entry(entry, self.directory)
         except (OSError, HarnessError) as exc:
@@ -274,6 +271,15 @@ class CorpusSaver:
         signature = getattr(failure, "signature", None)
         if signature is not None:
             self.files[signature] = (str(path), bool(added))
+
+
+def entry_of(failure, *, summarizer: str, protocol: str, budget: int, dialect: str = DEFAULT_DIALECT,
+             found_at: str | None = None) -> CorpusEntry:
+    """The corpus entry of a run's failure (see ``CorpusSaver``): what replay, and a comparison's trials, judge."""
+    return CorpusEntry(failure.invariant, failure.fact_kind, summarizer, protocol, getattr(failure, "budget", budget),
+                       failure.transcript, __version__, found_at or now(), failure.detail,
+                       getattr(failure, "trials", None), tuple(invariant for invariant, _ in getattr(failure, "also", ())),
+                       getattr(failure, "evidence", None), dialect, getattr(failure, "cause", None))
 
 
 def now() -> str:

@@ -6,6 +6,7 @@ import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness._base._errors import InfraError
 from harness._app.calling._summarizer import Summarizer
 from harness._app.corpus._entries import Corpus, CorpusEntry, load_corpus
 from harness._app._progress import Progress
@@ -15,15 +16,15 @@ from harness._app.running._options import Judging, RunConfig
 from harness._app.running._run import open_summarizer
 from oracles import select
 
-__all__ = ["ReplayOutcome", "Replay", "replay_entry", "replay_corpus"]
+__all__ = ["ReplayOutcome", "Replay", "TrialCount", "replay_entry", "replay_corpus", "run_trials"]
 
 
 @dataclass(frozen=True, slots=True)
 class ReplayOutcome:
     """``failing``: the invariant is still broken; ``fixed``: it holds now; ``infra``: the summarizer failed;
     ``unjudged``: the entry could not be judged (its oracle is not registered, or no compaction happened);
-    ``not-reproduced``: an entry saved from a flaky summarizer held in every trial (not proof of a fix).
-    ``trials`` is (failed, of) when the entry was judged by fresh trials."""
+    ``not-reproduced``: an entry saved from a flaky summarizer, or replayed by one that may vary, held in every
+    trial (not proof of a fix). ``trials`` is (failed, of) when the entry was judged by fresh trials."""
 
     path: Path
     entry: CorpusEntry
@@ -58,7 +59,7 @@ def replay_entry(path: Path, entry: CorpusEntry, summarizer: Summarizer, config:
     if entry.invariant not in {o.id for o in select()}:
         return ReplayOutcome(path, entry, "unjudged", f"its oracle {entry.invariant!r} is not registered in this "
                                                      f"harness: nothing was judged")
-    if entry.flaky and trials:
+    if trials and (entry.flaky or summarizer.may_vary or judging.may_vary):
         return _replay_trials(path, entry, summarizer, judging, trials)
     ev = evaluate(entry.transcript, summarizer, judging, _oracles(entry), **_asking(entry, summarizer))
     shown = _shown(ev, entry)
@@ -72,26 +73,45 @@ def replay_entry(path: Path, entry: CorpusEntry, summarizer: Summarizer, config:
 
 
 def _replay_trials(path: Path, entry: CorpusEntry, summarizer: Summarizer, judging: Judging, trials: int) -> ReplayOutcome:
-    """An entry saved from a flaky summarizer: ``--trials`` fresh sessions, the cache bypassed."""
-    failed = done = 0
+    """An entry saved from a flaky summarizer, or replayed by one that may vary: ``--trials`` fresh sessions,
+    the cache bypassed."""
+    count = run_trials(entry, summarizer, judging, trials)
+    saved = "" if entry.trials is None else f"; saved failing {entry.trials[0]} of {entry.trials[1]}"
+    if count.failed:
+        return ReplayOutcome(path, entry, "failing", f"{count.detail}{saved}", (count.failed, count.done))
+    if count.infra is not None:
+        return ReplayOutcome(path, entry, "infra", f"{count.infra.kind}: {count.infra.message}", (0, count.done))
+    return ReplayOutcome(path, entry, "not-reproduced", f"not reproduced in {count.done} trials ({saved[2:] or 'it may vary'}"
+                                                        f": not proof of a fix)", (0, count.done))
+
+
+@dataclass(frozen=True, slots=True)
+class TrialCount:
+    """Fresh trials of one entry: how many showed one of its invariants on its fact kind, of how many run; the
+    first such failure's detail, and the first time the summarizer itself failed."""
+
+    failed: int
+    done: int
+    detail: str = ""
+    infra: InfraError | None = None
+
+
+def run_trials(entry: CorpusEntry, summarizer: Summarizer, judging: Judging, trials: int) -> TrialCount:
+    """Ask ``entry``'s transcript ``trials`` times afresh (the cache bypassed), each session judged until one of
+    the entry's invariants shows on its kind (``judging``'s budget and dialect are the entry's own)."""
+    judging = dataclasses.replace(judging, budget=entry.budget, dialect=entry.dialect)
+    failed = 0
     detail, infra = "", None
     for _ in range(trials):
         ev = evaluate(entry.transcript, summarizer.ask_again, judging, _oracles(entry),
                       until=None if entry.also else entry.key, **_asking(entry, summarizer))
-        done += 1
         shown = _shown(ev, entry)
         if shown is not None:
             failed += 1
             detail = detail or shown
         elif ev.infra is not None:
             infra = infra or ev.infra
-    saved = f"saved failing {entry.trials[0]} of {entry.trials[1]}"
-    if failed:
-        return ReplayOutcome(path, entry, "failing", f"{detail}; {saved}", (failed, done))
-    if infra is not None:
-        return ReplayOutcome(path, entry, "infra", f"{infra.kind}: {infra.message}", (0, done))
-    return ReplayOutcome(path, entry, "not-reproduced", f"not reproduced in {done} trials ({saved}: not proof "
-                                                        f"of a fix)", (0, done))
+    return TrialCount(failed, trials, detail, infra)
 
 
 def _oracles(entry: CorpusEntry):

@@ -53,6 +53,7 @@ def report_dict(result: RunResult) -> dict[str, Any]:
             "shrink_stopped": f.shrink_stopped,
             "trials": None if f.trials is None else {"failed": f.trials[0], "of": f.trials[1]},
             "rate": f.rate,
+            "sightings": {"sessions": f.sightings, "of": result.examples_run},
             "round": f.round,
             "boundary": f.boundary,
             "boundaries": list(f.boundaries),
@@ -74,6 +75,7 @@ def report_dict(result: RunResult) -> dict[str, Any]:
         "summarizer": result.config.calling.summarizer,
         "protocol": result.protocol,
         "dialect": result.config.judging.dialect,
+        "may_vary": result.may_vary,  # the summarizer may answer differently: nights compare rates (``_trend``)
         "seed": result.seed,
         "shard": None if result.config.generation.shard is None else dict(zip(("index", "of"), result.config.generation.shard)),
         "examples": result.config.generation.examples,
@@ -177,11 +179,15 @@ def read_report(path: str | Path, *, max_mb: float = DEFAULT_MAX_FILE_MB) -> dic
     return data
 
 
+#: The ``compare --report-json`` layouts read here: 2 only added what a varying summarizer's rates need.
+_COMPARISON_VERSIONS = (1, 2)
+
+
 def _check_comparison(data: dict[str, Any], source: str) -> None:
     """Every field of a ``compare --report-json`` document the page reads, named when it is wrong."""
     r = Reader(data, source=source)
-    if r.int("comparison_version") != 1:
-        r.fail("comparison_version", "1 (a compare report this harness reads)", data["comparison_version"])
+    if r.int("comparison_version") not in _COMPARISON_VERSIONS:
+        r.fail("comparison_version", "1 or 2 (a compare report this harness reads)", data["comparison_version"])
     r.str("baseline")
     r.str("verdict")
     r.int("exit_code")

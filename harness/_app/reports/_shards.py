@@ -60,11 +60,19 @@ def _shards(document: dict[str, Any]) -> list[dict[str, Any]]:
     return [{"index": shard[0], "of": shard[1]}] if shard else []
 
 
+def _with_sightings(violation: dict[str, Any], sessions: int | None, examples: int) -> dict[str, Any]:
+    """The violation with its cause's sightings over every shard (left as it is where a shard did not record them)."""
+    if sessions is None:
+        return violation
+    return {**violation, "sightings": {"sessions": sessions, "of": examples}}
+
+
 def merge_shards(documents: list[dict[str, Any]]) -> dict[str, Any]:
     """One report of the shards' reports: findings deduplicated by root cause, counts added."""
     base = dict(documents[0])
     shards = sorted({(s["index"], s["of"]) for d in documents for s in _shards(d)})
     base["shard"] = None
+    base["may_vary"] = any(d.get("may_vary") for d in documents)
     base["shards"] = [{"index": k, "of": n} for k, n in shards]
     for key in _COUNTS:
         base[key] = sum(d.get(key) or 0 for d in documents)
@@ -72,6 +80,7 @@ def merge_shards(documents: list[dict[str, Any]]) -> dict[str, Any]:
     if calls:
         base["calls"] = {k: sum(c.get(k) or 0 for c in calls) for k in calls[0] if k not in ("latency_p50_s", "latency_p95_s")}
     best: dict[tuple, dict[str, Any]] = {}
+    sightings: dict[tuple, int | None] = {}  # the examples of every shard that showed the cause
     order: list[tuple] = []
     for d in documents:
         violations = d.get("violations") or []
@@ -83,9 +92,13 @@ def merge_shards(documents: list[dict[str, Any]]) -> dict[str, Any]:
             if key not in best:
                 order.append(key)
                 best[key] = v
-            elif (v.get("minimal_turns") or 0) < (best[key].get("minimal_turns") or 0):
-                best[key] = v
-    base["violations"] = [best[key] for key in order]
+                sightings[key] = finding.sightings
+            else:
+                held = sightings[key]
+                sightings[key] = None if held is None or finding.sightings is None else held + finding.sightings
+                if (v.get("minimal_turns") or 0) < (best[key].get("minimal_turns") or 0):
+                    best[key] = v
+    base["violations"] = [_with_sightings(best[key], sightings[key], base["examples_run"]) for key in order]
     base["findings"] = [finding_row(v, n) for n, v in enumerate(base["violations"])]
     base["infra_errors"] = [e for d in documents for e in d.get("infra_errors") or []]
     base["unclear"] = [u for d in documents for u in d.get("unclear") or []]

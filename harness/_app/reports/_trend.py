@@ -14,23 +14,30 @@ invariant broken on tonight's minimal transcript), so findings are matched one t
 1. *the same*: both dropped obligations, or equal ``(primary invariant, fact_kind, evidence)``
    (``fact_kind`` None is "structure", a missing evidence, as in reports before version 3, is "");
 2. *related*, among those left: findings sharing an ``(invariant, fact kind)`` pair, the pairs of a
-   finding being ``invariants`` × (``fact_kind`` and ``also_kinds``); a pair of the primary invariant
-   and kind is preferred, then the first in report order.
+   finding being (``invariants`` and ``also_seen``) × (``fact_kind`` and ``also_kinds``); a pair of the
+   primary invariant and kind is preferred, then the first in report order.
 
 A finding matched either way is STILL FAILING (a related match says what changed); one only in the
 newest is NEW; one only in the one before is FIXED. The second pass is the safe side: a cause the
 oracles now describe differently is not claimed fixed and reported new at once. A FIXED that may only
 mean "not reached" (the newest run incomplete, another seed, fewer examples) comes with a caveat.
+
+When either night's summarizer may vary (``may_vary``), one night finding a cause the other did not says
+little, so NEW and FIXED rest on rates: in how many of its examples each night saw the cause
+(``sightings``; the other night saw it in none of its own), compared by Fisher's exact test
+(``harness._app._rates``, one threshold shared by every finding compared). A difference chance explains is
+UNSURE: neither new nor fixed, listed apart; more examples, or ``compare`` of the two summarizers, settle it.
 Reports without ``findings`` (before version 3) are read from their ``violations``, one finding each.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from html import escape
 from typing import Any
 
+from harness._app._rates import Change, Rate, alpha_per_test, judge_rates
 from harness._app.reports._text import printable
 
 __all__ = ["Finding", "Match", "Trend", "findings_of", "diff_reports", "nightly", "trend_text", "trend_html"]
@@ -51,6 +58,8 @@ class Finding:
     corpus_file: str | None = None
     cause: str = ""  # "dropped": the compactor dropped the obligation, whichever invariant and kind showed it
     outcome: str = ""  # what happened to the obligation, in one word (``oracles.Outcome``; "" in older reports)
+    sightings: int | None = None  # in how many of its night's examples the cause showed (None: not recorded)
+    also_seen: tuple[str, ...] = ()  # invariants the same cause broke in the sessions it was seen in only
 
     @property
     def happened(self) -> str:
@@ -68,8 +77,10 @@ class Finding:
 
     @property
     def pairs(self) -> frozenset[tuple[str, str]]:
-        """Its (invariant, fact kind) pairs for the second pass."""
-        return frozenset((i, k) for i in (self.invariant, *self.invariants) for k in (self.fact_kind, *self.also_kinds))
+        """Its (invariant, fact kind) pairs for the second pass: every invariant it broke (on its minimal transcript
+        or only where it was seen) with every kind it was seen on."""
+        return frozenset((i, k) for i in (self.invariant, *self.invariants, *self.also_seen)
+                         for k in (self.fact_kind, *self.also_kinds))
 
     @property
     def label(self) -> str:
@@ -99,7 +110,9 @@ class Match:
 
 @dataclass(frozen=True, slots=True)
 class Trend:
-    """The newest report (``new_source``) against the one before (``old_source``)."""
+    """The newest report (``new_source``) against the one before (``old_source``); ``unsure`` the findings of
+    either a varying summarizer's night did not show beyond chance, each with the rates it rests on (``rates``,
+    by finding, also for new and fixed ones)."""
 
     old_source: str
     new_source: str
@@ -107,6 +120,14 @@ class Trend:
     fixed: tuple[Finding, ...]
     still: tuple[Match, ...]
     caveats: tuple[str, ...] = ()
+    unsure_new: tuple[Finding, ...] = ()  # only in the newest, not beyond chance
+    unsure_old: tuple[Finding, ...] = ()  # only in the one before, not beyond chance
+    rates: dict[Finding, str] = field(default_factory=dict)
+    rated: bool = False  # a night's summarizer may vary: new and fixed rest on rates
+
+    @property
+    def unsure(self) -> tuple[Finding, ...]:
+        return self.unsure_new + self.unsure_old
 
 
 def _text(value: Any, default: str = "") -> str:
@@ -143,8 +164,14 @@ def findings_of(document: dict[str, Any]) -> tuple[Finding, ...]:
                            invariants or (invariant,), _texts(row.get("also_kinds", v.get("also_kinds"))),
                            n if v else None, _count(row.get("minimal_turns", v.get("minimal_turns"))),
                            _text(v.get("detail")), _text(row.get("corpus_file", v.get("corpus_file"))) or None,
-                           _text(row.get("cause", v.get("cause"))), _text(row.get("outcome", v.get("outcome")))))
+                           _text(row.get("cause", v.get("cause"))), _text(row.get("outcome", v.get("outcome"))),
+                           _sessions(row.get("sightings", v.get("sightings"))),
+                           _texts(row.get("also_seen", v.get("also_seen")))))
     return tuple(out)
+
+
+def _sessions(value: Any) -> int | None:
+    return _count(value.get("sessions")) if isinstance(value, dict) else None
 
 
 def diff_reports(old: dict[str, Any], new: dict[str, Any], *, old_source: str = "before",
@@ -165,7 +192,40 @@ def diff_reports(old: dict[str, Any], new: dict[str, Any], *, old_source: str = 
                 before.remove(other)
                 after.remove(f)
     still = sorted(matches, key=lambda m: (m.new.violation is None, m.new.violation or 0))  # the newest's order
-    return Trend(old_source, new_source, tuple(after), tuple(before), tuple(still), _caveats(old, new, bool(before)))
+    if not (old.get("may_vary") or new.get("may_vary")):
+        return Trend(old_source, new_source, tuple(after), tuple(before), tuple(still), _caveats(old, new, bool(before)))
+    new_, fixed, unsure, rates = _by_rates(after, before, old, new)
+    return Trend(old_source, new_source, new_, fixed, tuple(still), _caveats(old, new, bool(fixed)),
+                 tuple(f for f in unsure if f in after), tuple(f for f in unsure if f in before), rates, rated=True)
+
+
+#: The examples of one run are not independent draws: Hypothesis generates families of related transcripts,
+#: so how often a cause shows varies more from night to night than independent examples would make it (16
+#: nights of 20 examples of a summarizer failing at random: 1.5 times the binomial variance). Each night's
+#: counts are divided by it before the test (the effective sample size of an overdispersed binomial).
+_DISPERSION = 1.5
+
+
+def _by_rates(after: list[Finding], before: list[Finding], old: dict[str, Any], new: dict[str, Any]):
+    """Of the findings one night only showed, those whose sightings differ beyond chance (new, fixed), the rest
+    unsure; each with the rates it rests on."""
+    examples_old, examples_new = _count(old.get("examples_run")) or 0, _count(new.get("examples_run")) or 0
+    alpha = alpha_per_test(len(after) + len(before))
+    new_, fixed, unsure, rates = [], [], [], {}
+    for f, mine, others, change in [*((f, examples_new, examples_old, Change.NEW) for f in after),
+                                    *((f, examples_old, examples_new, Change.FIXED) for f in before)]:
+        if f.sightings is None or not f.sightings or not others or f.sightings > mine:
+            unsure.append(f)
+            rates[f] = "its sightings were not recorded: cannot tell chance from change"
+            continue
+        seen = Rate(int(f.sightings / _DISPERSION), int(mine / _DISPERSION))
+        unseen = Rate(0, int(others / _DISPERSION))
+        verdict = judge_rates(unseen, seen, alpha=alpha) if change is Change.NEW else judge_rates(seen, unseen, alpha=alpha)
+        rates[f] = (f"seen in {f.sightings} of {mine} examples of its night, the other night in none of {others}; "
+                    f"Fisher exact p={verdict.p_value:.2g} {'<=' if verdict.change is change else '>'} {alpha:.2g} "
+                    f"(each night's counts divided by {_DISPERSION}, its examples being related draws)")
+        (new_ if change is Change.NEW else fixed).append(f) if verdict.change is change else unsure.append(f)
+    return tuple(new_), tuple(fixed), tuple(unsure), rates
 
 
 def _caveats(old: dict[str, Any], new: dict[str, Any], fixed: bool) -> tuple[str, ...]:
@@ -203,9 +263,15 @@ def trend_text(trend: Trend) -> str:
     """A few lines for the terminal: the counts, then each new and fixed finding (and each still failing one
     matched only as related, with what it was)."""
     lines = [f"{printable(trend.new_source)} against {printable(trend.old_source)}: {len(trend.new)} new, "
-             f"{len(trend.fixed)} fixed, {len(trend.still)} still failing"]
-    lines += [f"  new    ✗ {printable(f.label)}" for f in trend.new]
-    lines += [f"  fixed  ✓ {printable(f.label)}" for f in trend.fixed]
+             f"{len(trend.fixed)} fixed, {len(trend.still)} still failing"
+             + (f", {len(trend.unsure)} unsure" if trend.rated else "")]
+
+    def rate(f: Finding) -> str:
+        return f": {printable(trend.rates[f])}" if f in trend.rates else ""
+
+    lines += [f"  new    ✗ {printable(f.label)}{rate(f)}" for f in trend.new]
+    lines += [f"  fixed  ✓ {printable(f.label)}{rate(f)}" for f in trend.fixed]
+    lines += [f"  unsure ? {printable(f.label)}{rate(f)}" for f in trend.unsure]
     lines += [f"  still  ✗ {printable(m.new.label)} (was {printable(m.old.label)})"
               for m in trend.still if not m.exact]
     lines += [f"  ! {printable(c)}" for c in trend.caveats]
@@ -239,8 +305,11 @@ def trend_html(trend: Trend, href: Href) -> str:
                 "<th>fact kind</th><th>what happened</th><th>also broken</th><th>minimal turns</th><th>what it is</th></tr>"
                 + "".join(rows) + "</table></div>")
 
-    new = table([row("new", f) for f in trend.new], "Nothing new.", "new")
-    fixed = table([row("old", f) for f in trend.fixed], "Nothing fixed.", "fixed")
+    new = table([row("new", f, trend.rates.get(f, "")) for f in trend.new], "Nothing new.", "new")
+    fixed = table([row("old", f, trend.rates.get(f, "")) for f in trend.fixed], "Nothing fixed.", "fixed")
+    unsure = table([row(side, f, trend.rates.get(f, "")) for side, found in (("new", trend.unsure_new),
+                                                                              ("old", trend.unsure_old)) for f in found],
+                   "Nothing unsure.", "unsure")
     still = table([row("new", m.new, f"related to the one before ({m.change}): {m.new.detail}" if not m.exact else "")
                    for m in trend.still], "Nothing failing in both.", "still")
     caveats = "".join(f'<p class="notice">{_e(c)}</p>' for c in trend.caveats)
@@ -251,4 +320,7 @@ def trend_html(trend: Trend, href: Href) -> str:
             f"evidence are; one left over is matched to a finding sharing an (invariant, fact kind) pair.</p>{caveats}"
             f'<h3 id="trend-new" class="new">NEW ({len(trend.new)})</h3>{new}'
             f'<h3 id="trend-fixed" class="fixed">FIXED ({len(trend.fixed)})</h3>{fixed}'
-            f'<h3 id="trend-still">STILL FAILING ({len(trend.still)})</h3>{still}</section>')
+            + (f'<h3 id="trend-unsure">UNSURE ({len(trend.unsure)})</h3><p class="muted">The summarizer may vary: '
+               "a finding one night showed and the other did not is new or fixed only when its sightings differ "
+               f"beyond chance (Fisher's exact test).</p>{unsure}" if trend.rated else "")
+            + f'<h3 id="trend-still">STILL FAILING ({len(trend.still)})</h3>{still}</section>')

@@ -64,6 +64,9 @@ class Failure:
     cause: str | None = None
     # Tokens its shrinking and trials cost (``CallStats.spent``: the provider's count, else the contexts handed over).
     spent_tokens: int = 0
+    # In how many of the run's examples the cause showed (a saved failure judged first not counted): of
+    # ``RunResult.examples_run``, its rate over generated transcripts, which nights compare (``_trend``).
+    sightings: int = 0
 
     @property
     def forced(self) -> bool:
@@ -202,6 +205,7 @@ class RunResult:
     replayed: int = 0  # saved failures of the example database judged before generating (``--database``)
     sessions: Sessions = field(default_factory=Sessions)  # how big the sessions were, what made them compact
     background: dict[str, Any] | None = None  # ``Background.summary()`` of --background: files, formats, left out
+    may_vary: bool = False  # the summarizer may answer one request differently (--may-vary, compaction_may_vary)
 
     @property
     def nondeterministic(self) -> bool:

@@ -92,12 +92,14 @@ class _Found:
         self.calls = 0  # fresh calls of the sessions recorded so far
         self.replayed = 0  # saved failures judged first (``--database``), not counted as examples
         self.first_failure_calls: int | None = None
+        self.sightings: dict[Signature, int] = {}  # in how many of the examples each cause showed: its rate over runs
 
     def add(self, transcript: Transcript, ev: Evaluation, calls: int = 0, *, replayed: bool = False) -> bool:
         """Record one session; False when it was stopped before its end (then only its violations count).
         A ``replayed`` one (a saved failure judged first) counts its causes and failures, not as an example."""
         self.calls += calls
-        for cause in causes(ev, transcript):
+        shown = causes(ev, transcript)
+        for cause in shown:
             held = self.first_seen.get(cause.signature)
             if held is None or cause.cost < held[1].cost:  # the earliest round shrinks cheapest
                 self.first_seen[cause.signature] = (transcript, cause)
@@ -115,6 +117,8 @@ class _Found:
                                                ev.infra.output))
             return True
         self.turns.append(len(transcript.turns))
+        for signature in {cause.signature for cause in shown}:
+            self.sightings[signature] = self.sightings.get(signature, 0) + 1
         collect_unclear(self.unclear, ev, len(self.turns))
         self.rounds += len(ev.boundaries)
         self.sessions = self.sessions.add(context_tokens(transcript.turns), ev)
@@ -344,6 +348,7 @@ def _conclude(found: _Found, incomplete: Stop | None, config: RunConfig, chosen,
                                  seen_with=frozenset(found.seen_with.get(signature, ())),
                                  pairs_seen=frozenset(found.seen.get(signature, ())),
                                  reported=frozenset(f.signature for f in failures))
+        failure = dataclasses.replace(failure, sightings=found.sightings.get(signature, 0))
         same = next((i for i, kept in enumerate(failures) if kept.signature == failure.signature), None)
         if same is not None:  # two causes told apart as first seen shrank to one: reported once
             failures[same] = _merged(failures[same], failure)
@@ -365,7 +370,8 @@ def _conclude(found: _Found, incomplete: Stop | None, config: RunConfig, chosen,
                      found.degradations, infra, tuple(found.turns), incomplete, tuple(summarizer.cache.discarded),
                      kind_warnings(chosen), first_calls, summarizer.stats,
                      budget.cap_reached, survival=found.survival, unjudged=tuple(unjudged.items()),
-                     unclear=ordered_unclear(found.unclear), sessions=found.sessions)
+                     unclear=ordered_unclear(found.unclear), sessions=found.sessions,
+                     may_vary=summarizer.may_vary or config.judging.may_vary)
 
 
 def _merged(kept: Failure, again: Failure) -> Failure:
@@ -375,7 +381,8 @@ def _merged(kept: Failure, again: Failure) -> Failure:
     seen = (set(kept.also_seen) | set(again.invariants) | set(again.also_seen)) - shown
     kinds = {kind for kind in (*kept.also_kinds, *again.kinds) if kind is not None} - {kept.fact_kind}
     pairs = sorted({*kept.seen, *again.seen, *((i, again.fact_kind) for i in again.invariants)}, key=str)
-    return dataclasses.replace(kept, also_seen=tuple(sorted(seen)), also_kinds=tuple(sorted(kinds)), seen=tuple(pairs))
+    return dataclasses.replace(kept, also_seen=tuple(sorted(seen)), also_kinds=tuple(sorted(kinds)), seen=tuple(pairs),
+                               sightings=kept.sightings + again.sightings)
 
 
 def _explored_incomplete(explored: Explored, own: Stop | None, failures: list[Failure]) -> Stop | None:
