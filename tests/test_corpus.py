@@ -224,3 +224,43 @@ def test_a_run_saves_the_evidence_of_each_finding_with_its_entry(tmp_path):
     assert code == 1
     entries = load_corpus(tmp_path / "c").entries
     assert entries and all(e.evidence in {"weakened", "absent", "changed"} for _, e in entries)
+
+
+def test_dedupe_keeps_the_entry_that_fails_most_surely_before_the_smallest(tmp_path):
+    """A flaky summarizer's smaller transcript failed in one trial of three: the larger one that failed every
+    time is the regression case worth keeping."""
+    import dataclasses
+
+    sure, _ = save_entry(_entry(9), tmp_path)
+    flaky, _ = save_entry(dataclasses.replace(_entry(3), trials=(1, 3)), tmp_path)
+    removed, _ = dedupe_corpus(tmp_path)
+    assert removed == [flaky] and sure.exists()
+
+
+def test_dedupe_never_removes_an_entry_that_still_fails_for_one_that_does_not(tmp_path):
+    small, _ = save_entry(_entry(3), tmp_path)
+    large, _ = save_entry(_entry(9), tmp_path)
+    larger, _ = save_entry(_entry(12), tmp_path)
+    asked = []
+
+    def still_fails(path, entry):
+        asked.append(path)
+        return path != small  # the summarizer was fixed for the smallest transcript only
+
+    removed, _ = dedupe_corpus(tmp_path, still_fails=still_fails)
+    assert sorted(asked) == sorted([small, large, larger])
+    assert large.exists() and set(removed) == {small, larger}  # the smallest of those that still fail is kept
+
+
+def test_dedupe_with_a_summarizer_replays_and_keeps_a_failing_entry(tmp_path, capsys):
+    corpus = tmp_path / "c"
+    mutant = "harness.summarizers.mutants:softens_prohibition"
+    assert main(["run", "--summarizer", mutant, "--examples", "8", "--seed", "3", "--max-turns", "200", "--quiet",
+                 "--inline", "--corpus", str(corpus)]) == 1
+    (entry_path,) = [p for p in corpus.glob("*.json") if load_entry(p).invariant == "negation-polarity"]
+    entry = load_entry(entry_path)
+    passing = dataclasses.replace(entry, transcript=dataclasses.replace(entry.transcript, facts=()))
+    save_entry(passing, corpus)  # the same cause on a transcript that no longer shows it
+    capsys.readouterr()
+    assert main(["corpus", "dedupe", str(corpus), "--summarizer", mutant, "--inline"]) == 0
+    assert entry_path.exists() and not (corpus / entry_name(passing)).exists()

@@ -142,6 +142,28 @@ def test_a_directory_database_judges_saved_failures_first_and_forgets_fixed_ones
     assert fixed.replayed == 0  # another summarizer's saved failures are never its own
 
 
+def test_a_saved_failure_that_held_once_is_forgotten_only_for_a_summarizer_that_does_not_vary(tmp_path, monkeypatch):
+    """A varying summarizer holding in one session proves nothing: its saved failure stays in the database."""
+    monkeypatch.chdir(tmp_path)
+    module = tmp_path / "sometimes.py"
+    module.write_text("import os\nfrom harness.summarizers import naive, identity\n\n"
+                      "def summarize(messages, budget):\n"
+                      "    fn = identity.summarize if os.environ.get('HOLDS') else naive.tail\n"
+                      "    return fn(messages, budget)\n")
+    spec = f"{module}:summarize"
+    options = {"examples": 6, "seed": 3, "max_turns": 100, "quiet": True, "isolation": "inline", "database": "db",
+               "skip": ("budget-respected",)}
+    first = run(RunConfig.of(spec, **options))
+    assert first.failures
+    shared = open_database("db", namespace=database_namespace(RunConfig.of(spec, **options)))
+    saved = len(shared.failures())
+    monkeypatch.setenv("HOLDS", "1")
+    run(RunConfig.of(spec, **options, may_vary=True))
+    assert len(shared.failures()) == saved  # held once: kept
+    run(RunConfig.of(spec, **options))
+    assert len(shared.failures()) < saved  # a summarizer that does not vary and holds: fixed, forgotten
+
+
 def test_a_failure_one_shard_found_is_seen_by_the_others_next_run_within_10_calls(tmp_path, redis_server,
                                                                                   monkeypatch):
     machines = [tmp_path / "machine-1", tmp_path / "machine-2"]  # each its own local database and corpus

@@ -23,7 +23,7 @@ from harness._app._outcome import ExitCode
 from harness._app.calling._options import CallOptions
 from harness._app.corpus._entries import (Corpus, CorpusSaver, dedupe_corpus, entry_from_dict, load_corpus, load_entry,
                                           merge_corpora, save_entry)
-from harness._app.corpus._replay import replay_corpus
+from harness._app.corpus._replay import Replayer, replay_corpus
 from harness._app.cli._outputs import Outputs, report_problems
 from harness._app.fuzzing._fuzz import DEFAULT_FUZZ_TIME, FuzzConfig, fuzz, merge_inputs
 from harness._app.judging._audit import audit_files
@@ -55,7 +55,7 @@ def run_config(args, *, summarizer: str | None = None, prompt: str | None = None
                           redact_env=tuple(args.redact_env), extend=tuple(args.extend), base_url=args.base_url,
                           prompt=prompt if summarizer else args.prompt, api_key_env=args.api_key_env,
                           retries=args.retries, jobs=generation.pop("jobs", 1))
-    if args.command == "replay":  # replay judges each entry with the entry's own budget and oracle
+    if args.command in ("replay", "corpus"):  # replay (and dedupe) judge each entry with its own budget and oracle
         judging, limits = Judging(rules=args.rules, may_vary=args.may_vary), Limits(trials=args.trials)
     else:
         budget = budget if budget is not None else args.budget
@@ -302,7 +302,12 @@ def _corpus(args, outputs: Outputs) -> ExitCode:
         _print_unreadable(read)
         print(f"merged into {args.directory}: {added} added, {present} already there, {len(read.errors)} unreadable")
         return ExitCode.USAGE if read.errors else ExitCode.OK
-    removed, read = dedupe_corpus(args.directory)
+    if args.summarizer is None:
+        removed, read = dedupe_corpus(args.directory)
+    else:
+        with Replayer(run_config(args), load_corpus(args.directory).entries) as replay:
+            removed, read = dedupe_corpus(args.directory,
+                                          still_fails=lambda path, entry: replay(path, entry).status == "failing")
     _print_unreadable(read)
     print(f"removed {len(removed)} duplicate entr{'y' if len(removed) == 1 else 'ies'}, "
           f"{len(read.errors)} unreadable left alone")

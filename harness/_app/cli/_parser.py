@@ -408,9 +408,13 @@ def build_parser() -> argparse.ArgumentParser:
     merge = _command(corpus_sub, corpus, "merge", help="merge the corpora of several CI shards into one", parents=[kinds])
     merge.add_argument("directory", metavar="DEST", help="the corpus to merge into (created if missing)")
     merge.add_argument("sources", nargs="+", metavar="SRC", help="corpus directories to merge from")
-    _command(corpus_sub, corpus, "dedupe",
-             help="keep the smallest entry per root cause: summarizer, invariant, fact kind and evidence",
-                          parents=[kinds]).add_argument("directory", metavar="DIR", help="the corpus directory")
+    dedupe = _command(corpus_sub, corpus, "dedupe",  # --extend, for the kinds, is a call option here
+                      help="keep one entry per root cause and fact kind: the one failing most surely, then the smallest")
+    dedupe.add_argument("directory", metavar="DIR", help="the corpus directory")
+    dedupe.add_argument("--summarizer", default=None, metavar="SPEC",
+                        help="replay the entries of each cause that has several first, and keep one that still fails: "
+                             "no entry still failing is removed unless one kept for its cause still fails too")
+    _add_call_options(dedupe)
 
     audit = _command(sub, parser, "audit", help="judge one real compaction: messages before, context after, obligations")
     audit.add_argument("--before", required=True, metavar="FILE",

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -201,9 +202,9 @@ def merge_corpora(destination: str | Path, sources: list[str | Path]) -> tuple[i
     return added, present, Corpus((), tuple(errors), tuple(skipped))
 
 
-def dedupe_corpus(directory: str | Path) -> tuple[list[Path], Corpus]:
-    """Keep the smallest entry per root cause and fact kind, (summarizer, invariant, fact kind, evidence);
-    remove the rest.
+def dedupe_corpus(directory: str | Path, still_fails: Callable[[Path, CorpusEntry], bool] | None = None
+                  ) -> tuple[list[Path], Corpus]:
+    """Keep one entry per root cause and fact kind, (summarizer, invariant, fact kind, evidence); remove the rest.
 
     Two entries of one invariant and kind with different evidence (a dropped literal, a near miss of it)
     are two causes and both stay; an entry saved before entries recorded evidence is a cause of its own.
@@ -211,27 +212,37 @@ def dedupe_corpus(directory: str | Path) -> tuple[list[Path], Corpus]:
     whatever invariant each was saved under, and one entry is kept for each kind of fact it dropped: a
     team that fixes dropped prohibitions and breaks commitments again is still told by its corpus.
 
+    Of one cause's entries the one kept is the one that fails most surely, then the smallest: by the rate
+    its trials recorded (a summarizer that does not vary fails always), or, given ``still_fails`` (which
+    replays an entry), one that still fails before one that does not. No entry that still fails is
+    removed unless one kept for the same cause still fails too.
+
     Returns the removed paths and what was read (its unreadable files are left alone).
     """
     remove_stale_temps(directory)
     corpus = load_corpus(directory)
-    entries = corpus.entries
-    best: dict[tuple, tuple[Path, CorpusEntry]] = {}
-    removed = []
-    for path, entry in entries:
+    groups: dict[tuple, list[tuple[Path, CorpusEntry]]] = {}
+    for path, entry in corpus.entries:
         key = (entry.summarizer, entry.dialect, entry.cause, entry.fact_kind) if entry.cause else \
             (entry.summarizer, entry.invariant, entry.fact_kind, entry.evidence)
-        if key not in best:
-            best[key] = (path, entry)
+        groups.setdefault(key, []).append((path, entry))
+    removed = []
+    for members in groups.values():
+        if len(members) < 2:
             continue
-        kept_path, kept = best[key]
-        size, kept_size = (len(entry.transcript.turns), path.name), (len(kept.transcript.turns), kept_path.name)
-        loser = path if size >= kept_size else kept_path
-        if loser == kept_path:
-            best[key] = (path, entry)
-        loser.unlink(missing_ok=True)  # another dedupe may have removed it first
-        removed.append(loser)
+        failing = {path: still_fails(path, entry) for path, entry in members} if still_fails is not None else {}
+        members.sort(key=lambda item: (not failing.get(item[0], True), -_surely(item[1]),
+                                       len(item[1].transcript.turns), item[0].name))
+        for path, _ in members[1:]:
+            path.unlink(missing_ok=True)  # another dedupe may have removed it first
+            removed.append(path)
     return removed, corpus
+
+
+def _surely(entry: CorpusEntry) -> float:
+    """How surely an entry fails, as its trials recorded it: 1 when it was not tried again (a summarizer that
+    does not vary fails every time)."""
+    return 1.0 if entry.trials is None or not entry.trials[1] else entry.trials[0] / entry.trials[1]
 
 
 class CorpusSaver:

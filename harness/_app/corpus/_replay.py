@@ -16,7 +16,7 @@ from harness._app.running._options import Judging, RunConfig
 from harness._app.running._run import open_summarizer
 from oracles import select
 
-__all__ = ["ReplayOutcome", "Replay", "TrialCount", "replay_entry", "replay_corpus", "run_trials"]
+__all__ = ["ReplayOutcome", "Replay", "Replayer", "TrialCount", "replay_entry", "replay_corpus", "run_trials"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,6 +142,30 @@ def recorded_protocol(entry: CorpusEntry, spec: str) -> str | None:
     return entry.protocol if entry.summarizer == spec else None
 
 
+class Replayer:
+    """Replays entries one at a time, opening the summarizer once per protocol the entries recorded (with room
+    for the largest entry's result), and closing them together: what ``replay`` and ``corpus dedupe
+    --summarizer`` judge entries with."""
+
+    def __init__(self, config: RunConfig, entries: tuple[tuple[Path, CorpusEntry], ...]):
+        self._config = config
+        self._largest = max((entry.budget for _, entry in entries), default=None)  # the result size it may need
+        self._open: dict[str | None, Summarizer] = {}
+
+    def __enter__(self) -> Replayer:
+        return self
+
+    def __call__(self, path: Path, entry: CorpusEntry) -> ReplayOutcome:
+        recorded = recorded_protocol(entry, self._config.calling.summarizer)
+        if recorded not in self._open:
+            self._open[recorded] = open_summarizer(self._config, recorded_protocol=recorded, budget=self._largest)
+        return replay_entry(path, entry, self._open[recorded], self._config)
+
+    def __exit__(self, *exc) -> None:
+        for summarizer in self._open.values():
+            summarizer.close()
+
+
 def replay_corpus(directory: str | Path, config: RunConfig) -> Replay:
     """Replay every loadable entry of ``directory`` (which must exist) against ``config``'s summarizer.
 
@@ -153,22 +177,16 @@ def replay_corpus(directory: str | Path, config: RunConfig) -> Replay:
     corpus = load_corpus(directory)
     if not corpus.entries:  # nothing to replay: still load the summarizer, so a misspelled one is exit 2 tonight
         open_summarizer(config).close()
-    summarizers: dict[str | None, Summarizer] = {}
-    largest = max((entry.budget for _, entry in corpus.entries), default=None)  # the result size it may need
     progress = Progress(len(corpus.entries), label="replaying", quiet=config.quiet)
     outcomes = []
     interrupted = False
     try:
-        for path, entry in corpus.entries:
-            recorded = recorded_protocol(entry, config.calling.summarizer)
-            if recorded not in summarizers:
-                summarizers[recorded] = open_summarizer(config, recorded_protocol=recorded, budget=largest)
-            outcomes.append(replay_entry(path, entry, summarizers[recorded], config))
-            progress.advance()
+        with Replayer(config, corpus.entries) as replay:
+            for path, entry in corpus.entries:
+                outcomes.append(replay(path, entry))
+                progress.advance()
     except KeyboardInterrupt:
         interrupted = True
     finally:
-        for s in summarizers.values():
-            s.close()
         progress.finish()
     return Replay(tuple(outcomes), corpus, interrupted)

@@ -269,7 +269,8 @@ def _replay_saved(saved: list[SavedFailure], shared: SharedDatabase | None, foun
                   config: RunConfig, chosen, summarizer: Summarizer, budget: Budget, progress: Progress) -> None:
     """Judge minimal transcripts earlier runs saved (any shard's): a failure found last night, or by another
     machine, is seen again in the few calls it takes. A transcript of a root cause this run has already seen
-    is skipped (shards save their own of one cause); one that no longer fails is deleted from the database."""
+    is skipped (shards save their own of one cause); one that no longer fails is deleted from the database,
+    unless the summarizer may vary: one session that held proves nothing, and the case is kept."""
     for n, item in enumerate(saved, 1):
         if budget.check() is not None:
             break
@@ -282,7 +283,8 @@ def _replay_saved(saved: list[SavedFailure], shared: SharedDatabase | None, foun
         if ev.stopped:
             break
         found.add(item.transcript, ev, summarizer.calls_in_this_thread() - before, replayed=True)
-        if not ev.violations and ev.infra is None and not config.generation.database_readonly:
+        varies = summarizer.may_vary or config.judging.may_vary
+        if not ev.violations and ev.infra is None and not config.generation.database_readonly and not varies:
             shared.forget(item)
 
 
