@@ -165,3 +165,58 @@ def test_a_night_that_truly_fixes_one_bug_and_breaks_another_says_so(monkeypatch
     trend = diff_reports(_night("softens", 3, monkeypatch, 30), _night("rounds", 4, monkeypatch, 30))
     assert {(f.invariant, f.fact_kind) for f in trend.new} == {("threshold-exact", "threshold")}
     assert {(f.invariant, f.fact_kind) for f in trend.fixed} == {("negation-polarity", "prohibition")}
+
+
+def test_a_failure_that_could_never_be_significant_does_not_share_the_threshold():
+    from harness._app._rates import family_threshold
+
+    strong = (Rate(0, 15), Rate(12, 15))
+    never = (Rate(1, 3), Rate(0, 3))  # one failure in all: no split of it is beyond chance
+    assert family_threshold([strong, never, never, never]) == (FAMILY_ALPHA, 1)
+    assert family_threshold([strong, strong], looks=2) == (FAMILY_ALPHA / 4, 2)
+
+
+def _splits(base: Rate, other: Rate):
+    failed = base.failed + other.failed
+    return [(Rate(k, base.of), Rate(failed - k, other.of)) for k in range(failed + 1)
+            if k <= base.of and failed - k <= other.of]
+
+
+@given(st.lists(st.tuples(rates, rates), max_size=8), st.integers(1, 2))
+def test_the_family_threshold_is_never_stricter_than_bonferroni_and_counts_every_test_that_could_pass(tables, looks):
+    """Tarone's condition: no more tests could reach the threshold, by any split of their failures, than it
+    divides the family's chance between."""
+    from harness._app._rates import family_threshold
+
+    alpha, counted = family_threshold(tables, looks=looks)
+    assert alpha >= FAMILY_ALPHA / (max(1, len(tables)) * looks)
+    assert alpha == pytest.approx(FAMILY_ALPHA / (max(1, counted) * looks))
+    could_pass = sum(any(judge_rates(*split, alpha=alpha).p_value <= alpha for split in _splits(*table))
+                     for table in tables)
+    assert could_pass <= max(1, counted)
+
+
+def test_the_compare_report_carries_the_rates_and_junit_lists_unsure_without_failing(monkeypatch, tmp_path):
+    import json
+    import xml.etree.ElementTree as ET
+
+    from harness._app.cli._main import main
+
+    monkeypatch.setenv("VARYING_SEED", "1")
+    report, junit = tmp_path / "c.json", tmp_path / "c.xml"
+    code = main(["compare", "--summarizer", f"{VARYING}:softens", "--summarizer", f"{VARYING}:rounds", "--examples",
+                 "15", "--seed", "1", "--max-turns", "200", "--settle-trials", "0", "--quiet", "--report-json",
+                 str(report), "--junit-xml", str(junit)])
+    document = json.loads(report.read_text())
+    assert code == 0 and document["comparison_version"] == 2
+    rates = document["rates"]
+    assert rates["trials"] == 3 and rates["settle_trials"] == 0 and "Fisher" in rates["test"]
+    (against,) = document["against_baseline"]
+    assert against["new"] == [] and against["unsure"]
+    assert all(len(row["rates"]) == 2 and row["against_baseline"][0]["change"] in
+               ("new", "fixed", "unsure", "shared", "absent") for row in rates["failures"])
+    case = next(c for c in ET.parse(junit).getroot().iter("testcase") if c.get("name").startswith("no new failures"))
+    assert case.find("failure") is None and "unsure:" in case.find("system-out").text
+    page = tmp_path / "c.html"
+    assert main(["report", str(report), "-o", str(page)]) == 0
+    assert 'data-change="unsure"' in page.read_text() and f"{len(against['unsure'])} unsure</h2>" in page.read_text()

@@ -249,7 +249,7 @@ def _key_text(key: FailureKey) -> str:
 
 #: How rates are compared, as reports say it.
 _TEST = (f"Fisher's exact test, two-sided, each at the family's {FAMILY_ALPHA} divided by the number of tests "
-         "(Bonferroni)")
+         "that could reach it (Bonferroni, with Tarone's count)")
 
 _VERDICTS = {ExitCode.VIOLATIONS: "a later summarizer introduces failures the baseline did not have",
              ExitCode.SUMMARIZER: "no new failure, but a summarizer itself failed (raised, hung, returned garbage) "
@@ -343,7 +343,8 @@ def render_comparison_text(comparison: Comparison) -> str:
         rated = comparison.rated
         lines += ["", f"A summarizer may vary: each failure was asked {rated.trials} times on every side (its finder's "
                       f"own confirming trials counting), {rated.settle} more where that left it unsure; new and fixed "
-                      f"need {_TEST}: p <= {rated.alpha:.2g} over {rated.tests} tests."]
+                      f"need {_TEST}: p <= {rated.alpha:.2g} ({rated.tests} test(s) counted"
+                      + (", each looked at twice)." if rated.settle else ").")]
         if rated.incomplete:
             lines.append(f"! {rated.incomplete}")
     for side in comparison.sides[1:]:

@@ -9,7 +9,9 @@ exact at the handful of trials a model's cost allows.
 
 Every gate tests several failures at once, so each test's threshold is the family's (``FAMILY_ALPHA``)
 divided by the number of tests (Bonferroni): over the whole comparison, the chance of calling anything new
-or fixed when nothing changed stays below ``FAMILY_ALPHA``. A difference chance may explain is UNSURE when
+or fixed when nothing changed stays below ``FAMILY_ALPHA``. A test that could not reach that threshold
+whatever the split (one failure in all, or none) is not counted (Tarone's refinement for discrete tests:
+the count stays valid, and a failure never seen does not dilute the others). A difference chance may explain is UNSURE when
 one side never failed and the other did (what a presence-only gate would have called new or fixed), and
 SHARED when both failed; more trials settle an unsure one.
 """
@@ -17,10 +19,11 @@ SHARED when both failed; more trials settle an unsure one.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
 
-__all__ = ["FAMILY_ALPHA", "Rate", "Change", "RateVerdict", "judge_rates", "alpha_per_test"]
+__all__ = ["FAMILY_ALPHA", "Rate", "Change", "RateVerdict", "judge_rates", "alpha_per_test", "family_threshold"]
 
 #: The chance, over one whole comparison, of calling a failure new or fixed when nothing changed.
 FAMILY_ALPHA = 0.01
@@ -97,6 +100,24 @@ class RateVerdict:
 def alpha_per_test(tests: int) -> float:
     """One test's threshold when a comparison makes ``tests`` of them (Bonferroni)."""
     return FAMILY_ALPHA / max(1, tests)
+
+
+def family_threshold(tables: Sequence[tuple[Rate, Rate]], *, looks: int = 1) -> tuple[float, int]:
+    """Each test's threshold for the comparisons ``tables`` (each a baseline's rate and another's), looked at
+    ``looks`` times, and how many tests it counts: the fewest ``m`` such that at most ``m`` of them could
+    reach ``FAMILY_ALPHA / (m * looks)`` at all (Tarone)."""
+    best = [_best_p(base, other) for base, other in tables]
+    for m in range(1, len(tables) + 1):
+        if sum(p <= FAMILY_ALPHA / (m * looks) for p in best) <= m:
+            return FAMILY_ALPHA / (m * looks), m
+    return FAMILY_ALPHA / (max(1, len(tables)) * looks), len(tables)
+
+
+def _best_p(base: Rate, other: Rate) -> float:
+    """The smallest two-sided p-value any split of these failures between the two could give."""
+    failed = base.failed + other.failed
+    splits = [(failed - k, k) for k in (max(0, failed - base.of), min(failed, other.of))]
+    return min(judge_rates(Rate(a, base.of), Rate(b, other.of), alpha=0).p_value for a, b in splits)
 
 
 def judge_rates(base: Rate, other: Rate, *, alpha: float) -> RateVerdict:

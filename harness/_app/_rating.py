@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from harness._app._progress import Progress
-from harness._app._rates import Change, Rate, RateVerdict, alpha_per_test, judge_rates
+from harness._app._rates import Change, Rate, RateVerdict, family_threshold, judge_rates
 from harness._app.corpus._entries import CorpusEntry, entry_of
 from harness._app.corpus._replay import Replay, recorded_protocol, run_trials
 from harness._app.running._options import RunConfig
@@ -32,8 +32,8 @@ FailureKey = tuple[str, str, str]
 @dataclass(frozen=True)
 class Rated:
     """Per failure, its rate on every side (in side order) and what it is; ``alpha`` is each test's threshold
-    (``harness._app._rates``), ``tests`` how many tests share the family's; ``incomplete`` says why some
-    trials were not asked (an interrupt)."""
+    (``harness._app._rates.family_threshold``), ``tests`` how many tests it counts (each looked at twice when
+    unsure ones were settled); ``incomplete`` says why some trials were not asked (an interrupt)."""
 
     rates: Mapping[FailureKey, tuple[Rate, ...]]
     details: Mapping[FailureKey, str]
@@ -76,8 +76,10 @@ def rate_failures(configs: Sequence[RunConfig], runs: Sequence[RunResult], repla
     probes = _probes(configs, runs, replays)
     rates: dict[FailureKey, list[Rate]] = {key: [Rate(0, 0)] * len(configs) for key in probes}
     looks = 2 if settle else 1
-    tests = max(1, len(probes) * looks * (len(configs) - 1))
-    alpha = alpha_per_test(tests)
+
+    def threshold() -> tuple[float, int]:
+        return family_threshold([(r[0], other) for r in rates.values() for other in r[1:]], looks=looks)
+
     progress = Progress(len(probes) * len(configs), label="rating", quiet=quiet)
     incomplete = None
     try:
@@ -86,6 +88,7 @@ def rate_failures(configs: Sequence[RunConfig], runs: Sequence[RunResult], repla
                 for key, probe in probes.items():
                     rates[key][side] = _first_rate(key, probe, side, replays[side], ask, trials)
                     progress.advance()
+        alpha, _ = threshold()
         unsure = [key for key in probes if any(judge_rates(rates[key][0], rate, alpha=alpha).change is Change.UNSURE
                                                for rate in rates[key][1:])]
         if settle and unsure:
@@ -100,6 +103,7 @@ def rate_failures(configs: Sequence[RunConfig], runs: Sequence[RunResult], repla
         incomplete = "the trials rating each failure were interrupted: rates count the trials asked until then"
     finally:
         progress.finish()
+    alpha, tests = threshold()
     return Rated({k: tuple(v) for k, v in rates.items()}, {k: p.detail for k, p in probes.items()}, alpha, tests,
                  trials, settle, incomplete)
 

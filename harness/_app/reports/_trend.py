@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from html import escape
 from typing import Any
 
-from harness._app._rates import Change, Rate, alpha_per_test, judge_rates
+from harness._app._rates import Change, Rate, family_threshold, judge_rates
 from harness._app.reports._text import printable
 
 __all__ = ["Finding", "Match", "Trend", "findings_of", "diff_reports", "nightly", "trend_text", "trend_html"]
@@ -210,17 +210,22 @@ def _by_rates(after: list[Finding], before: list[Finding], old: dict[str, Any], 
     """Of the findings one night only showed, those whose sightings differ beyond chance (new, fixed), the rest
     unsure; each with the rates it rests on."""
     examples_old, examples_new = _count(old.get("examples_run")) or 0, _count(new.get("examples_run")) or 0
-    alpha = alpha_per_test(len(after) + len(before))
+    tables = {}  # each finding's (before, after) rates, counts divided by the dispersion
+    for f, mine, others, change in [*((f, examples_new, examples_old, Change.NEW) for f in after),
+                                    *((f, examples_old, examples_new, Change.FIXED) for f in before)]:
+        if f.sightings and others and f.sightings <= mine:
+            seen = Rate(int(f.sightings / _DISPERSION), int(mine / _DISPERSION))
+            unseen = Rate(0, int(others / _DISPERSION))
+            tables[f] = (unseen, seen) if change is Change.NEW else (seen, unseen)
+    alpha, _ = family_threshold(list(tables.values()))
     new_, fixed, unsure, rates = [], [], [], {}
     for f, mine, others, change in [*((f, examples_new, examples_old, Change.NEW) for f in after),
                                     *((f, examples_old, examples_new, Change.FIXED) for f in before)]:
-        if f.sightings is None or not f.sightings or not others or f.sightings > mine:
+        if f not in tables:
             unsure.append(f)
             rates[f] = "its sightings were not recorded: cannot tell chance from change"
             continue
-        seen = Rate(int(f.sightings / _DISPERSION), int(mine / _DISPERSION))
-        unseen = Rate(0, int(others / _DISPERSION))
-        verdict = judge_rates(unseen, seen, alpha=alpha) if change is Change.NEW else judge_rates(seen, unseen, alpha=alpha)
+        verdict = judge_rates(*tables[f], alpha=alpha)
         rates[f] = (f"seen in {f.sightings} of {mine} examples of its night, the other night in none of {others}; "
                     f"Fisher exact p={verdict.p_value:.2g} {'<=' if verdict.change is change else '>'} {alpha:.2g} "
                     f"(each night's counts divided by {_DISPERSION}, its examples being related draws)")
