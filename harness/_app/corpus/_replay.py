@@ -87,8 +87,9 @@ def _replay_trials(path: Path, entry: CorpusEntry, summarizer: Summarizer, judgi
 
 @dataclass(frozen=True, slots=True)
 class TrialCount:
-    """Fresh trials of one entry: how many showed one of its invariants on its fact kind, of how many run; the
-    first such failure's detail, and the first time the summarizer itself failed."""
+    """Fresh trials of one entry: how many showed one of its invariants on its fact kind, of how many were
+    judged (a trial in which the summarizer itself failed first is not one); the first such failure's detail,
+    and the first time the summarizer failed."""
 
     failed: int
     done: int
@@ -100,7 +101,7 @@ def run_trials(entry: CorpusEntry, summarizer: Summarizer, judging: Judging, tri
     """Ask ``entry``'s transcript ``trials`` times afresh (the cache bypassed), each session judged until one of
     the entry's invariants shows on its kind (``judging``'s budget and dialect are the entry's own)."""
     judging = dataclasses.replace(judging, budget=entry.budget, dialect=entry.dialect)
-    failed = 0
+    failed = done = 0
     detail, infra = "", None
     for _ in range(trials):
         ev = evaluate(entry.transcript, summarizer.ask_again, judging, _oracles(entry),
@@ -109,9 +110,11 @@ def run_trials(entry: CorpusEntry, summarizer: Summarizer, judging: Judging, tri
         if shown is not None:
             failed += 1
             detail = detail or shown
-        elif ev.infra is not None:
+        elif ev.infra is not None:  # the summarizer failed before the session could show it: not a trial that held
             infra = infra or ev.infra
-    return TrialCount(failed, trials, detail, infra)
+            continue
+        done += 1
+    return TrialCount(failed, done, detail, infra)
 
 
 def _oracles(entry: CorpusEntry):
