@@ -398,3 +398,16 @@ def test_the_window_searches_cost_a_summarizer_that_rewrites_nothing():
     subject_window(shrinker)
     assert len(calls) == before and shrinker.checks <= 1 and shrinker.transcript is transcript
 
+
+
+def test_each_pass_of_the_shrink_is_tallied_and_the_tallies_add_up_to_the_shrink():
+    transcript = _long_transcript_with_an_early_prohibition()
+    result = shrink_transcript(transcript, RunConfig.of(TAIL, isolation="inline", quiet=True,
+                                                     only=("literal-verbatim",)))
+    (failure,) = result.failures
+    tallies = {t.name: t for t in failure.shrink_passes}
+    assert {"cut-after-failure", "coalesce", "lower-budget", "drop-turns"} <= set(tallies)
+    assert sum(t.checks for t in tallies.values()) <= failure.shrink_checks
+    assert sum(t.calls for t in tallies.values()) == failure.shrink_calls  # every call is made inside a pass
+    assert all(0 <= t.successes <= t.runs for t in tallies.values())
+    assert sum(t.successes for t in tallies.values()) >= 1  # 2000 turns did become a few

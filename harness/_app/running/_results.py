@@ -13,6 +13,7 @@ from harness._app._outcome import ExitCode, Stop, exit_code
 from harness._app.calling._summarizer import CallStats
 from harness._app.judging._judge import Evaluation
 from harness._app.judging._survival import Survival
+from harness._app.shrinking._tally import PassTally
 from harness._app.running._options import DEFAULT_BUDGET, RunConfig
 
 __all__ = ["Failure", "Unclear", "InfraFailure", "RunResult", "Sessions", "kind_warnings", "unjudged_oracles",
@@ -67,6 +68,7 @@ class Failure:
     # In how many of the run's examples the cause showed (a saved failure judged first not counted): of
     # ``RunResult.examples_run``, its rate over generated transcripts, which nights compare (``_trend``).
     sightings: int = 0
+    shrink_passes: tuple[PassTally, ...] = ()  # what each of the shrinker's passes cost and earned on it
 
     @property
     def forced(self) -> bool:

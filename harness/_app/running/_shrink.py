@@ -56,7 +56,7 @@ def shrink_failure(cause: Cause, first: Transcript, summarizer: Summarizer, conf
                       f"{budget.shrink_calls()} new summarizer calls")
 
     shrinker = Shrinker(key, first, violation, judging.budget, judge, counter=token_counter(judging.token_counter),
-                        on_check=on_check)
+                        on_check=on_check, calls=budget.shrink_calls)
     budget.keep_for_trials(trials * _rounds_to_fail(violation))
     stopped = None
     try:
@@ -95,7 +95,7 @@ def shrink_failure(cause: Cause, first: Transcript, summarizer: Summarizer, conf
                    also_seen=tuple(sorted(seen)),
                    also_kinds=_other_kinds(None if cause_kind == DROPPED else key[0], finding.fact_kind, pairs_seen),
                    seen=tuple(sorted(pairs_seen, key=str)), cause=cause_kind,
-                   spent_tokens=summarizer.stats.spent - spent_before)
+                   spent_tokens=summarizer.stats.spent - spent_before, shrink_passes=shrunk.passes)
 
 
 def _also_broken(cause: Cause, transcript: Transcript, at_budget: int, summarize, judging, chosen,

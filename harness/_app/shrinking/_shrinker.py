@@ -68,9 +68,10 @@ from harness._base._tokens import TokenCounter, count_tokens, message_tokens
 from harness._app.judging._judge import Evaluation, StopJudging, Violation
 from harness._app.shrinking._moves import (call_turns, coalesce, ddmin, fact_units, ledger_turns, minimize, prefix,
                                            shortened, size, with_call_pairs, without_turns)
+from harness._app.shrinking._tally import PassTally
 from harness._app.shrinking._window import subject_window
 
-__all__ = ["MIN_SHRUNK_BUDGET", "Shrunk", "Shrinker"]
+__all__ = ["MIN_SHRUNK_BUDGET", "PassTally", "Shrunk", "Shrinker"]
 
 #: The lowest budget shrinking tries. It never goes below twice what the remaining obligations'
 #: own turns take, either, so a summarizer always had room to keep them.
@@ -96,14 +97,15 @@ TRIM_FAST_ABOVE = 4
 
 @dataclass(frozen=True, slots=True)
 class Shrunk:
-    """The smallest failing transcript found, the budget it fails at, and which of its turns are
-    merged filler: (turn index, source turns merged into it, its tokens)."""
+    """The smallest failing transcript found, the budget it fails at, which of its turns are merged
+    filler: (turn index, source turns merged into it, its tokens), and what each pass cost and earned."""
 
     transcript: Transcript
     budget: int
     violation: Violation
     elided: tuple[tuple[int, int, int], ...]
     checks: int
+    passes: tuple[PassTally, ...] = ()
 
 
 class Shrinker:
@@ -117,8 +119,10 @@ class Shrinker:
 
     def __init__(self, key: tuple[str, str | None], first: Transcript, violation: Violation, budget: int,
                  judge: Callable[[Transcript, int], Evaluation], *, counter: TokenCounter = count_tokens,
-                 on_check: Callable[[int, Transcript], None] | None = None):
+                 on_check: Callable[[int, Transcript], None] | None = None, calls: Callable[[], int] = lambda: 0):
         self.key = key
+        self._calls = calls  # the summarizer calls spent so far, for each pass's tally
+        self._tallies: dict[str, PassTally] = {}
         # Removing a turn takes its tool call's other half along, unless the failure is about pairing.
         self.pairs = key[0] != "tool-pairing"
         self._judge = judge
@@ -160,43 +164,55 @@ class Shrinker:
     def result(self) -> Shrunk:
         elided = tuple((i, self.merged[t], message_tokens(t, self._counter))
                        for i, t in enumerate(self.transcript.turns) if t in self.merged)
-        return Shrunk(self.transcript, self.budget, self.violation, elided, self.checks)
+        return Shrunk(self.transcript, self.budget, self.violation, elided, self.checks, tuple(self._tallies.values()))
+
+    def _run(self, name: str, move: Callable[[], object]) -> object:
+        """Run one pass, tallying its checks, calls and whether it changed what is reported (a candidate is
+        kept only when no larger, so a change is a gain; also when the allowance stops it midway)."""
+        checks, calls, before = self.checks, self._calls(), (self.transcript, self.budget)
+        try:
+            return move()
+        finally:
+            earned = (self.transcript, self.budget) != before
+            self._tallies[name] = self._tallies.get(name, PassTally(name)).plus(
+                PassTally(name, 1, self.checks - checks, self._calls() - calls, int(earned)))
 
     # -- the moves, cheapest first ---------------------------------------------------------------
 
     def shrink(self) -> None:
         """Apply every move once, then the cheap ones again on what delta debugging left."""
-        self._cut_after_failure()
-        self._from_failing_request()
+        run = self._run
+        run("cut-after-failure", self._cut_after_failure)
+        run("from-failing-request", self._from_failing_request)
         if len(self.evaluate(self.transcript).boundaries) >= RESTART_SAVES_ROUNDS:
-            subject_window(self)  # every other move's check would replay all those rounds
+            run("subject-window", lambda: subject_window(self))  # every other move's check would replay those rounds
         # Merging first leaves a session of few rounds, so every later check is cheap; when the failure
         # needs its rounds where they were, pin them, and merge only between them.
-        if not self._coalesce(thorough=False):
-            self._pin_compactions()
-            self._coalesce()
-        self._lower_budget()  # before dropping facts: at a lower budget the filler alone pushes hard enough
-        self._one_fact()
-        self._lower_budget()
-        subject_window(self)  # what is still long here is often a window's edge: search for it
-        self._drop_facts()
-        self._drop_session_truth()
-        if self._earlier_tightenings():
-            self._cut_after_failure()  # the failure now shows in an earlier round: the turns after it can go
+        if not run("coalesce", lambda: self._coalesce(thorough=False)):
+            run("pin-compactions", self._pin_compactions)
+            run("coalesce", self._coalesce)
+        run("lower-budget", self._lower_budget)  # before dropping facts: at a lower budget the filler pushes enough
+        run("one-fact", self._one_fact)
+        run("lower-budget", self._lower_budget)
+        run("subject-window", lambda: subject_window(self))  # what is still long is often a window's edge
+        run("drop-facts", self._drop_facts)
+        run("drop-session-truth", self._drop_session_truth)
+        if run("earlier-tightenings", self._earlier_tightenings):
+            run("cut-after-failure", self._cut_after_failure)  # the failure shows in an earlier round now
         for _ in range(2):
             before = self.transcript
-            self._pin_compactions()
+            run("pin-compactions", self._pin_compactions)
             # The capped, budget-lowering pass first: for a failure that depends on where a window
             # ends it removes what plain ddmin cannot, and it leaves plain ddmin fewer turns to try.
             if len(self.transcript.turns) > COMPENSATE_ABOVE:
-                self._drop_turns_with_budget()
-            self._drop_turns()
-            self._coalesce()
-            self._lower_budget()
-            self._trim_merged()
+                run("drop-turns-with-budget", self._drop_turns_with_budget)
+            run("drop-turns", self._drop_turns)
+            run("coalesce", self._coalesce)
+            run("lower-budget", self._lower_budget)
+            run("trim-merged", self._trim_merged)
             if self.transcript is before:
                 break
-        self._restore_budget()
+        run("restore-budget", self._restore_budget)
 
     def _cut_after_failure(self) -> None:
         """Turns after the round that showed the violation cannot matter to it: every request up to
