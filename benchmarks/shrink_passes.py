@@ -3,8 +3,8 @@
 One run per compactor (``benchmarks/root_causes.py``'s: the bundled example, two trimming compactors and a
 few mutants, plus every bundled mutant with ``--mutants``); each finding's shrink records, per named pass,
 how often it ran, the checks (sessions judged) and summarizer calls it spent, and how many of its runs
-changed what is reported (a smaller transcript, a lower budget; the run's own budget restored) (``harness._app.shrinking._tally``). A pass with many
-calls and no successes is one to drop or reorder:
+changed what is reported (a smaller transcript, a lower budget; the run's own budget restored): see
+``harness._app.shrinking._tally``. A pass with many calls and no successes is one to drop or reorder:
 
     python benchmarks/shrink_passes.py --examples 40 --seed 5
 """

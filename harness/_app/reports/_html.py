@@ -468,19 +468,15 @@ def comparison_html(document: dict[str, Any], *, threshold: float = DEFAULT_THRE
                f'<h3>Share of live obligations kept, over every round</h3><div class="scroll"><table class="diff">'
                f"<tr><th>fact kind</th>{head}</tr>{kept}</table></div>")
     for against in document.get("against_baseline", []):
-        rows = [f'<tr data-change="new"><td class="new">new</td><td>{_e(_failure_name(item))}</td>'
-                f'<td>{_e(item["detail"])}</td></tr>' for item in against["new"]]
-        rows += [f'<tr data-change="fixed"><td class="fixed">fixed</td><td>{_e(_failure_name(item))}</td>'
-                 f'<td>{_e(item["detail"])}</td></tr>' for item in against["fixed"]]
         unsure = against.get("unsure") or []  # a varying summarizer's difference chance explains (compare v2)
-        rows += [f'<tr data-change="unsure"><td class="muted">unsure</td><td>{_e(_failure_name(item))}</td>'
-                 f'<td>{_e(item["detail"])}</td></tr>' for item in unsure]
+        rows = [f'<tr data-change="{change}"><td class="{css}">{change}</td><td>{_e(_failure_name(item))}</td>'
+                f'<td>{_e(item["detail"])}</td></tr>' for change, css, items in (("new", "new", against["new"]),
+                ("fixed", "fixed", against["fixed"]), ("unsure", "muted", unsure)) for item in items]
         table = ('<div class="scroll"><table class="diff" data-against="' + _e(against["summarizer"]) + '">'
                  "<tr><th></th><th>failure</th><th>what it is</th></tr>" + "".join(rows) + "</table></div>") \
             if rows else '<p class="muted">Nothing new and nothing fixed.</p>'
         out.append(f"<h2>{_e(against['summarizer'])} against {_e(baseline)}: {len(against['new'])} new, "
-                   f"{len(against['fixed'])} fixed" + (f", {len(unsure)} unsure" if document.get("rates") else "")
-                   + f"</h2>{table}")
+                   f"{len(against['fixed'])} fixed{f', {len(unsure)} unsure' if document.get('rates') else ''}</h2>{table}")
     charts = []
     survivals = [report_survival(side["report"], side["summarizer"]) for side in document.get("sides", [])]
     order = sorted({kind for s in survivals if s is not None for kind in s.kinds()})
