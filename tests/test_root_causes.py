@@ -259,3 +259,27 @@ def test_a_rewriting_mutant_keeps_its_own_cause():
     result = run(RunConfig.of("harness.summarizers.mutants:softens_prohibition", examples=20, max_turns=200, seed=5,
                               quiet=True, isolation="inline"))
     assert [(f.invariant, f.cause) for f in result.failures] == [("negation-polarity", None)]
+
+
+def test_a_later_violation_of_the_same_key_on_another_fact_with_other_evidence_is_its_own_cause():
+    near_miss = _v("literal-verbatim", "F2", 0, "literal_binding", Evidence.NEAR_MISS)
+    ev = Evaluation(violations={("literal-verbatim", "literal_binding"): _v("literal-verbatim", "F1", 0, "literal_binding")},
+                    more={("literal-verbatim", "literal_binding", "near-miss"): near_miss})
+    assert sorted(str(c.signature) for c in causes(ev)) == sorted(
+        [str(("literal-verbatim", "absent")), str(("literal-verbatim", "near-miss"))])
+    assert ev.shown(("literal-verbatim", "literal_binding"), "near-miss") is near_miss
+    assert ev.shown(("literal-verbatim", "literal_binding"), "absent")[0].fact_id == "F1"
+    assert ev.shown(("literal-verbatim", "literal_binding"), "contrary") is None
+
+
+def test_one_cause_does_not_hide_another_of_the_same_invariant_and_kind():
+    """A compactor that drops old turns and, in the same compactions, rewrites the identifiers it keeps: the
+    drop shows first in every session, and still both are found, each shrunk to its own few turns."""
+    from pathlib import Path
+
+    spec = f"{Path(__file__).resolve().parent / 'fixtures' / 'drops_and_rewrites.py'}:rewrites_bindings"
+    result = run(RunConfig.of(spec, examples=30, seed=4, quiet=True, isolation="inline", only=("literal-verbatim",)))
+    by_cause = {(f.cause or f.evidence): f for f in result.failures}
+    assert set(by_cause) == {DROPPED, "near-miss"}, [(f.cause, f.evidence) for f in result.failures]
+    assert all(len(f.transcript.turns) <= 10 for f in result.failures)
+    assert by_cause["near-miss"].trials == (3, 3)  # its own trials ask for the rewrite, not the drop

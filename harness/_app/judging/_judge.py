@@ -20,7 +20,7 @@ from harness._app.judging._session import SessionConfig, run_session
 from harness._app.judging._survival import RoundTally, session_survival
 from oracles import DEFAULT_RULES, Case, Finding, Oracle, ProseRules, SessionCase, Severity, check, check_session, select
 
-__all__ = ["StopJudging", "Violation", "Evaluation", "judge_session"]
+__all__ = ["StopJudging", "Violation", "Evaluation", "judge_session", "evidence_of"]
 
 
 class StopJudging(BaseException):
@@ -43,6 +43,10 @@ class Evaluation:
     """
 
     violations: dict[tuple[str, str | None], Violation] = field(default_factory=dict)
+    # Later violations of an (invariant, fact kind) already seen, on another fact with other evidence: another
+    # root cause the first would hide (a compactor that drops old turns and rewrites identifiers in those it
+    # keeps), the first per (invariant, fact kind, evidence). Not kept when judging stops at ``until``.
+    more: dict[tuple[str, str | None, str | None], Violation] = field(default_factory=dict)
     degradations: list[str] = field(default_factory=list)
     # Readings the oracles could not settle, the first per (invariant, fact kind, why), with how often each
     # showed: for a person to review, never a violation (shrinking does not chase them).
@@ -70,6 +74,13 @@ class Evaluation:
     # when judging stops at a given violation (``until``).
     survival: tuple[RoundTally, ...] = ()
 
+    def shown(self, key: tuple[str, str | None], evidence: str | None = None) -> Violation | None:
+        """The violation of ``key`` (with ``evidence``, when given: the first one resting on it)."""
+        held = self.violations.get(key)
+        if held is None or evidence is None or evidence_of(held[0]) == evidence:
+            return held
+        return self.more.get((*key, evidence))
+
     def describe(self) -> list[str]:
         """One readable line per violation."""
         lines = []
@@ -82,6 +93,11 @@ class Evaluation:
         return lines
 
 
+def evidence_of(finding: Finding) -> str | None:
+    """What a finding rests on, as text (None for a finding without evidence)."""
+    return None if finding.evidence is None else str(finding.evidence)
+
+
 #: Asks a session's requests again (the cache bypassed, in a restarted worker): one result per request
 #: (None: not asked), or ``InfraError`` when the summarizer failed to answer.
 AskAgain = Callable[[Sequence[CompactionRequest]], Sequence[CompactionResult | None]]
@@ -92,14 +108,15 @@ def judge_session(transcript: Transcript, summarize: Callable[[CompactionRequest
                   rules: ProseRules = DEFAULT_RULES, oracles: Iterable[Oracle] | None = None,
                   until: tuple[str, str | None] | None = None, ask_again: AskAgain | None = None,
                   may_vary: bool = False, dialect: str = DEFAULT_DIALECT, planned_cuts: bool = True,
-                  tighten: bool = True) -> Evaluation:
+                  tighten: bool = True, until_evidence: str | None = None) -> Evaluation:
     """Run one session and judge every round it completed, plus the session as a whole.
 
     ``summarize`` may raise ``InfraError`` (recorded in ``infra``; earlier rounds
     are still judged) or ``StopJudging`` (recorded in ``stopped``). With ``until``
     (an (invariant, fact kind) key, as shrinking asks "does it still fail?"), each
     round is judged as it completes and the session stops at the first that shows
-    that violation: the rounds after it cost calls and judging and cannot undo it.
+    that violation (resting on ``until_evidence``, when given: a root cause another of
+    the same key would hide): the rounds after it cost calls and judging and cannot undo it.
     With ``ask_again`` (and the ``deterministic`` oracle selected), every round's
     request is asked a second time once the session is over; ``may_vary`` makes
     a different answer a note instead of a violation. ``planned_cuts`` and ``tighten`` off run the
@@ -155,7 +172,9 @@ def judge_session(transcript: Transcript, summarize: Callable[[CompactionRequest
             if key not in ev.violations:
                 ev.violations[key] = (finding, rnd.index, rnd.boundary, result_to_dict(rnd.result))
                 _remember_requests(ev, key, rounds, rnd.index, transcript, finding)
-        return early and until in ev.violations
+            elif not early or until_evidence is not None:
+                _another_cause(ev, key, (finding, rnd.index, rnd.boundary, result_to_dict(rnd.result)))
+        return early and ev.shown(until, until_evidence) is not None
 
     def on_round(rnd) -> bool:
         rounds.append(rnd)
@@ -200,6 +219,8 @@ def judge_session(transcript: Transcript, summarize: Callable[[CompactionRequest
             continue
         key = (finding.invariant, finding.fact_kind)
         if key in ev.violations:
+            _another_cause(ev, key, (finding, None, None, None) if rnd is None else
+                           (finding, rnd.index, rnd.boundary, result_to_dict(rnd.result)))
             continue
         if rnd is None:
             ev.violations[key] = (finding, None, None, None)
@@ -208,6 +229,15 @@ def judge_session(transcript: Transcript, summarize: Callable[[CompactionRequest
             _remember_requests(ev, key, rounds, rnd.index, transcript, finding)
     ev.survival = session_survival(transcript, ev.boundaries, marks, frozenset(o.id for o in chosen if o.retention))
     return ev
+
+
+def _another_cause(ev: Evaluation, key: tuple[str, str | None], violation: Violation) -> None:
+    """Keep a later violation of ``key`` that is about another fact and rests on other evidence than the first:
+    it may be another root cause (``Evaluation.more``)."""
+    first, finding = ev.violations[key][0], violation[0]
+    evidence = evidence_of(finding)
+    if evidence is not None and evidence != evidence_of(first) and finding.fact_id != first.fact_id:
+        ev.more.setdefault((*key, evidence), violation)
 
 
 # What a finding makes of its obligation in the survival counts; a worse one wins over a milder one.

@@ -27,7 +27,7 @@ from harness._base._wholetoken import has_token
 from harness._app.judging._judge import Evaluation, Violation
 from oracles import registered
 
-__all__ = ["Cause", "causes", "Key", "Signature", "signature_of", "DROPPED", "dropped"]
+__all__ = ["Cause", "causes", "shown_violations", "Key", "Signature", "signature_of", "DROPPED", "dropped"]
 
 #: A violation's (invariant, fact kind), as ``Evaluation.violations`` keys them.
 Key = tuple[str, str | None]
@@ -50,6 +50,9 @@ class Cause:
     violation: Violation
     others: tuple[tuple[Key, Violation], ...] = ()
     mechanism: str | None = None
+    # Set when the run saw its (invariant, fact kind) rest on other evidence too (another root cause): the
+    # evidence its violation rests on, which shrinking and trials then ask for, or they would find the other.
+    evidence: str | None = None
 
     @property
     def signature(self) -> Signature:
@@ -95,11 +98,17 @@ def _text(turn: Turn) -> str:
     return "\n".join((turn.text, *(f"{c.id} {c.name} {c.arguments}" for c in turn.tool_calls)))
 
 
+def shown_violations(ev: Evaluation) -> list[tuple[Key, Violation]]:
+    """Every violation a session showed: the first per (invariant, fact kind), then the later ones another
+    root cause would otherwise hide (``Evaluation.more``)."""
+    return [*ev.violations.items(), *(((invariant, kind), v) for (invariant, kind, _), v in ev.more.items())]
+
+
 def causes(ev: Evaluation, transcript: Transcript | None = None) -> list[Cause]:
     """The session's violations grouped by cause, in a stable order (by signature, then primary key). With
     the ``transcript`` judged, each cause says whether its obligation was dropped."""
     groups: dict[tuple, list[tuple[Key, Violation]]] = {}
-    for key, violation in ev.violations.items():
+    for key, violation in shown_violations(ev):
         finding = violation[0]
         subject = ("fact", finding.fact_id) if finding.fact_id is not None else \
             ("call", finding.call_id) if finding.call_id is not None else ("alone", key)

@@ -19,13 +19,13 @@ __all__ = ["evaluate", "check_consumers", "token_counter", "prose_rules"]
 
 def evaluate(transcript: Transcript, summarize: Callable[[CompactionRequest], CompactionResult], judging: Judging,
              chosen, *, budget: int | None = None, until: tuple[str, str | None] | None = None, ask_again=None,
-             may_vary: bool = False) -> Evaluation:
+             may_vary: bool = False, until_evidence: str | None = None) -> Evaluation:
     """``judge_session`` with a run's judging options (``budget`` replaces theirs: shrinking may lower it)."""
     return judge_session(transcript, summarize, budget=judging.budget if budget is None else budget,
                          trigger=judging.trigger, count_tokens=token_counter(judging.token_counter),
                          rules=prose_rules(judging.rules), oracles=chosen, until=until, ask_again=ask_again,
                          may_vary=may_vary or judging.may_vary, dialect=judging.dialect,
-                         planned_cuts=judging.planned_cuts, tighten=judging.tighten)
+                         planned_cuts=judging.planned_cuts, tighten=judging.tighten, until_evidence=until_evidence)
 
 
 def check_consumers(consumers: tuple[Consumer, ...]) -> None:

@@ -23,10 +23,10 @@ from harness._app._outcome import Stop, StopReason
 from harness._app._progress import Progress
 from harness._app.calling._cache import CallCache
 from harness._app.calling._summarizer import Summarizer
-from harness._app.judging._judge import Evaluation, StopJudging
+from harness._app.judging._judge import Evaluation, StopJudging, evidence_of
 from harness._app.judging._survival import Survival
 from harness._app.running._budget import Budget, asker
-from harness._app.running._causes import Cause, Key, Signature, causes
+from harness._app.running._causes import Cause, Key, Signature, causes, shown_violations
 from harness._app.running._database import SavedFailure, SharedDatabase, namespace_of, open_database
 from harness._app.running._evaluate import check_consumers, evaluate
 from harness._app.running._exploration import (DETERMINISM_PROBES, Prefetched, generate, judge_in_order, probed,
@@ -93,12 +93,15 @@ class _Found:
         self.replayed = 0  # saved failures judged first (``--database``), not counted as examples
         self.first_failure_calls: int | None = None
         self.sightings: dict[Signature, int] = {}  # in how many of the examples each cause showed: its rate over runs
+        self.evidences: dict[Key, set[str | None]] = {}  # what each (invariant, kind)'s violations rested on
 
     def add(self, transcript: Transcript, ev: Evaluation, calls: int = 0, *, replayed: bool = False) -> bool:
         """Record one session; False when it was stopped before its end (then only its violations count).
         A ``replayed`` one (a saved failure judged first) counts its causes and failures, not as an example."""
         self.calls += calls
         shown = causes(ev, transcript)
+        for key, violation in shown_violations(ev):
+            self.evidences.setdefault(key, set()).add(evidence_of(violation[0]))
         for cause in shown:
             held = self.first_seen.get(cause.signature)
             if held is None or cause.cost < held[1].cost:  # the earliest round shrinks cheapest
@@ -343,6 +346,8 @@ def _conclude(found: _Found, incomplete: Stop | None, config: RunConfig, chosen,
     ordered = sorted(found.first_seen.items(), key=lambda kv: str(kv[0]))
     for n, (signature, (first, cause)) in enumerate(ordered, 1):
         key = cause.key
+        if len(found.evidences.get(key, ())) > 1:  # another root cause shares its key: shrink this one, not that
+            cause = dataclasses.replace(cause, evidence=evidence_of(cause.violation[0]))
         label = f"shrinking failure {n}/{len(ordered)}: {key[0]} ({key[1] or 'no fact'})"
         progress.message(f"{label}, first seen in {len(first.turns)} turns")
         failure = shrink_failure(cause, first, summarizer, config, chosen, budget, progress, label,

@@ -39,7 +39,7 @@ def shrink_failure(cause: Cause, first: Transcript, summarizer: Summarizer, conf
 
     def judge(candidate: Transcript, at_budget: int) -> Evaluation:
         return evaluate(candidate, summarize, judging, chosen, budget=at_budget, until=key, ask_again=again,
-                        may_vary=summarizer.may_vary)
+                        may_vary=summarizer.may_vary, until_evidence=cause.evidence)
 
     same = [False]  # the smallest failing transcript shows a reported finding
 
@@ -56,7 +56,7 @@ def shrink_failure(cause: Cause, first: Transcript, summarizer: Summarizer, conf
                       f"{budget.shrink_calls()} new summarizer calls")
 
     shrinker = Shrinker(key, first, violation, judging.budget, judge, counter=token_counter(judging.token_counter),
-                        on_check=on_check, calls=budget.shrink_calls)
+                        on_check=on_check, calls=budget.shrink_calls, evidence=cause.evidence)
     budget.keep_for_trials(trials * _rounds_to_fail(violation))
     stopped = None
     try:
@@ -82,7 +82,8 @@ def shrink_failure(cause: Cause, first: Transcript, summarizer: Summarizer, conf
     confirmed = None
     if trials and not same[0] and budget.check() is None:
         progress.note(f"{label}: confirming, {trials} fresh trials")
-        confirmed = confirm(key, shrunk.transcript, shrunk.budget, summarizer, config, chosen, budget)
+        confirmed = confirm(key, shrunk.transcript, shrunk.budget, summarizer, config, chosen, budget,
+                            evidence=cause.evidence)
     finding, rnd, boundary, context = shrunk.violation
     cause_kind = mechanism(shrunk.transcript, shrunk.violation)
     return Failure(invariant=finding.invariant, severity=finding.severity.value, fact_kind=finding.fact_kind,
@@ -134,18 +135,18 @@ def _rounds_to_fail(violation: Violation) -> int:
 
 
 def confirm(key: tuple[str, str | None], transcript: Transcript, at_budget: int, summarizer: Summarizer,
-            config: RunConfig, chosen, budget: Budget) -> tuple[int, int] | None:
+            config: RunConfig, chosen, budget: Budget, *, evidence: str | None = None) -> tuple[int, int] | None:
     """Re-ask a minimal transcript ``--trials`` times with the cache bypassed: (failed, of) trials that
-    showed the same invariant on the same fact kind. A trial the budget stopped is not counted; None
-    when none could run."""
+    showed the same invariant on the same fact kind (resting on ``evidence``, when given). A trial the budget
+    stopped is not counted; None when none could run."""
     ask = budget.metered(summarizer.ask_again)
     again = asker(summarizer, budget) if key[0] == "deterministic" else None
     failed = done = 0
     for _ in range(config.limits.trials):
         ev = evaluate(transcript, ask, config.judging, chosen, budget=at_budget, until=key, ask_again=again,
-                      may_vary=summarizer.may_vary)
+                      may_vary=summarizer.may_vary, until_evidence=evidence)
         if ev.stopped:
             break
         done += 1
-        failed += key in ev.violations
+        failed += ev.shown(key, evidence) is not None
     return (failed, done) if done else None

@@ -119,8 +119,10 @@ class Shrinker:
 
     def __init__(self, key: tuple[str, str | None], first: Transcript, violation: Violation, budget: int,
                  judge: Callable[[Transcript, int], Evaluation], *, counter: TokenCounter = count_tokens,
-                 on_check: Callable[[int, Transcript], None] | None = None, calls: Callable[[], int] = lambda: 0):
+                 on_check: Callable[[int, Transcript], None] | None = None, calls: Callable[[], int] = lambda: 0,
+                 evidence: str | None = None):
         self.key = key
+        self.evidence = evidence  # the evidence the violation must rest on, for a cause another of its key hides
         self._calls = calls  # the summarizer calls spent so far, for each pass's tally
         self._tallies: dict[str, PassTally] = {}
         # Removing a turn takes its tool call's other half along, unless the failure is about pairing.
@@ -154,7 +156,7 @@ class Shrinker:
         """Whether ``transcript`` (at ``budget``) still shows the violation; if so and it is no larger
         than the best so far, it becomes the best."""
         budget = self.budget if budget is None else budget
-        violation = self.evaluate(transcript, budget).violations.get(self.key)
+        violation = self.evaluate(transcript, budget).shown(self.key, self.evidence)
         if violation is None:
             return False
         if size(transcript) <= size(self.transcript) and budget <= self.budget:
@@ -392,7 +394,7 @@ class Shrinker:
         the report should mean the failure needs it (the filler it takes to push a fact out)."""
         if self.budget == self._run_budget:
             return
-        violation = self.evaluate(self.transcript, self._run_budget).violations.get(self.key)
+        violation = self.evaluate(self.transcript, self._run_budget).shown(self.key, self.evidence)
         if violation is not None:
             self.violation, self.budget = violation, self._run_budget
 
