@@ -411,3 +411,20 @@ def test_each_pass_of_the_shrink_is_tallied_and_the_tallies_add_up_to_the_shrink
     assert sum(t.calls for t in tallies.values()) == failure.shrink_calls  # every call is made inside a pass
     assert all(0 <= t.successes <= t.runs for t in tallies.values())
     assert sum(t.successes for t in tallies.values()) >= 1  # 2000 turns did become a few
+
+
+def test_a_minimal_transcript_at_the_compactors_own_window_says_so():
+    from pathlib import Path
+
+    from harness._app.reports._document import report_dict
+    from harness._app.running._run import run
+
+    spec = f"{Path(__file__).resolve().parent / 'fixtures' / 'keeps_last.py'}:summarize"
+    result = run(RunConfig.of(spec, examples=20, seed=3, quiet=True, isolation="inline", only=("literal-verbatim",)))
+    (failure,) = result.failures
+    assert failure.kept_window == 12 and len(failure.transcript.turns) <= 12 + 3
+    assert "at the compactor's own floor: it kept 12 messages verbatim" in render_text(result)
+    assert report_dict(result)["violations"][0]["kept_window"] == 12
+    tail = shrink_transcript(_long_transcript_with_an_early_prohibition(),
+                             RunConfig.of(TAIL, isolation="inline", quiet=True, only=("literal-verbatim",)))
+    assert all(f.kept_window is None for f in tail.failures)  # a window of tokens: shrunk far below any floor

@@ -43,6 +43,7 @@ def report_dict(result: RunResult) -> dict[str, Any]:
             "fact_kind": f.fact_kind,
             "fact_id": f.fact_id,
             "minimal_turns": len(f.transcript.turns),
+            "kept_window": f.kept_window,  # the compactor kept this many messages verbatim: the floor it sets
             "budget": f.budget,
             "elided": [{"turn": index, "merged_turns": merged, "tokens": tokens}
                        for index, merged, tokens in f.elided],

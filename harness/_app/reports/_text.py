@@ -75,6 +75,9 @@ def _failure_block(result: RunResult, f: Failure, show_context: bool = False) ->
     lines.append(f"  minimal transcript: {len(t.turns)} turns (from {f.original_turns}), {len(t.facts)} facts{at_budget}, "
                  f"shrunk in {f.shrink_checks} checks, {f.shrink_calls} new summarizer calls"
                  + (f" ({f.spent_tokens:,} tokens with its trials)" if f.spent_tokens else ""))
+    if f.kept_window is not None:
+        lines.append(f"  at the compactor's own floor: it kept {f.kept_window} messages verbatim and drops nothing "
+                     f"from fewer, so no transcript much shorter can show this")
     if f.shrink_stopped:
         lines.append(f"  {_stopped(f.shrink_stopped, result.config.limits.shrink_calls)}: the smallest failing "
                      f"transcript found so far")
