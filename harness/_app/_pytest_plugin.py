@@ -4,6 +4,11 @@ Kept thin: options and items here, the work in ``harness._app.running._run`` and
 ``harness._app.corpus._replay``, imported only when a summarizer is given (pytest loads
 this module in every session of every project that installs us).
 
+The options are ``compaction-harness run``'s under the prefix (``--summarizer-jobs`` is ``--jobs``): a
+number is checked with run's bounds and words, and an option not given is left out of the one ``RunConfig``
+built at start-up, so its default is the records' (the command line's). Every item, the corpus replays
+included, calls the summarizer with that config.
+
 The property search is one run, but it is reported as one item per invariant (and one for the
 summarizer's own failures, one for a run that could not judge every example), so ``-q`` and JUnit say
 what broke. The run is made once per session: under xdist the first worker to need it makes it and the
@@ -14,27 +19,53 @@ from __future__ import annotations
 
 import fcntl
 import hashlib
+import math
 import os
 import pickle
 import secrets
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 _SEED = pytest.StashKey[int]()
 _RESULT = pytest.StashKey[object]()
-_PROFILES = ("dev", "ci", "nightly")
+_CONFIG = pytest.StashKey[object]()  # the RunConfig every item starts from (``_run_config``)
 #: The items of the property search besides one per invariant: the summarizer answered every call, and
 #: every example asked for was judged.
 _ANSWERED, _COMPLETE = "summarizer-answered", "every-example-judged"
 MARKER = "compaction_harness"
 
+#: The options that are ``run``'s under the prefix, by pytest dest: the ``RunConfig.of`` keyword each sets.
+_AS_RUN = {
+    "summarizer_protocol": "protocol", "summarizer_timeout": "timeout", "summarizer_cache_dir": "cache_dir",
+    "summarizer_version": "summarizer_version", "summarizer_max_result_chars": "max_result_chars",
+    "summarizer_redact_env": "redact_env", "summarizer_extend": "extend", "summarizer_base_url": "base_url",
+    "summarizer_prompt": "prompt", "summarizer_api_key_env": "api_key_env", "summarizer_retries": "retries",
+    "summarizer_jobs": "jobs", "summarizer_max_windows": "max_windows", "summarizer_max_turns": "max_turns",
+    "summarizer_background": "background", "summarizer_budget": "budget", "summarizer_trigger": "trigger",
+    "summarizer_rules": "rules", "summarizer_unclear": "unclear", "summarizer_may_vary": "may_vary",
+    "summarizer_dialect": "dialect", "summarizer_trials": "trials", "summarizer_max_time": "max_time",
+    "summarizer_max_calls": "max_calls", "summarizer_max_tokens": "max_tokens",
+    "summarizer_shrink_calls": "shrink_calls", "summarizer_stop_on_error": "stop_on_error",
+}
+#: Whole-number options and their least value; seconds; shares of the budget. The bounds are those of the
+#: ``run`` option each mirrors (``harness._app.cli._parser``: ``_whole_number``, ``_positive_number``, ``_share``,
+#: which this plugin, below the command line, cannot import; tests/test_pytest_plugin.py holds them equal).
+_WHOLE = {"summarizer_seed": 0, "summarizer_budget": 1, "summarizer_max_windows": 1, "summarizer_max_turns": 1,
+          "summarizer_jobs": 1, "summarizer_trials": 0, "summarizer_retries": 0, "summarizer_max_result_chars": 1,
+          "summarizer_max_calls": 1, "summarizer_max_tokens": 1, "summarizer_shrink_calls": 1}
+_SECONDS = ("summarizer_timeout", "summarizer_max_time", "summarizer_fuzz")
+_SHARES = ("summarizer_trigger",)
+_MAX_SECONDS = 30 * 24 * 3600.0  # a month, as run's --timeout and --max-time
+
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("compaction-harness", "compaction-harness: test a transcript summarizer")
     group.addoption("--summarizer", metavar="SPEC", default=None,
-                    help="module:function or path/to/file.py:function; adds the harness's tests to the run")
+                    help="module:function, path/to/file.py:function, openai:MODEL, http://HOST:PORT/PATH or "
+                         "cmd:COMMAND; adds the harness's tests to the run")
     group.addoption("--summarizer-protocol", metavar="NAME", default=None,
                     help="messages or rich (default: the function's compaction_protocol attribute, else messages)")
     group.addoption("--summarizer-profile", metavar="NAME", default="dev",
@@ -42,56 +73,155 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--summarizer-corpus", metavar="DIR", default="corpora",
                     help="corpus to replay, one test per entry (default: corpora)")
     group.addoption("--summarizer-save", action="store_true", help="save new minimal failures into the corpus")
-    group.addoption("--summarizer-seed", metavar="S", default=None, help="run seed (default: random, shown in the header)")
-    group.addoption("--summarizer-budget", metavar="TOKENS", default="2000", help="token budget (default 2000)")
-    group.addoption("--summarizer-max-windows", metavar="W", default="12",
+    group.addoption("--summarizer-seed", metavar="S", default=None,
+                    help="run seed (default: random, shown in the header)")
+    # How the summarizer is called (run's call options)
+    group.addoption("--summarizer-jobs", metavar="K", default=None,
+                    help="judge up to K examples at once, as run --jobs (worth it when the summarizer waits on a "
+                         "model or a server; the findings are the same as with 1, the default)")
+    group.addoption("--summarizer-timeout", metavar="SECONDS", default=None,
+                    help="per-call timeout, as run --timeout (default 30)")
+    group.addoption("--summarizer-inline", action="store_true", default=None,
+                    help="call a Python summarizer in the pytest process, as run --inline (faster, but no timeout "
+                         "and no kill on a hang)")
+    group.addoption("--summarizer-cache-dir", metavar="DIR", default=None,
+                    help="also keep the call cache on disk here, as run --cache-dir: a re-run pays no call twice")
+    group.addoption("--summarizer-version", metavar="TEXT", default=None,
+                    help="key the call cache by this instead of a hash of the summarizer's code, as run "
+                         "--summarizer-version (a model name, a prompt's hash)")
+    group.addoption("--summarizer-max-result-chars", metavar="N", default=None,
+                    help="a larger result (as JSON) is a summarizer failure, as run --max-result-chars (default "
+                         "2,000,000, or 64 per token of a budget over 31,250)")
+    group.addoption("--summarizer-redact-env", metavar="NAME", action="append", default=None,
+                    help="also redact this environment variable's value from everything written, as run "
+                         "--redact-env (repeatable)")
+    group.addoption("--summarizer-base-url", metavar="URL", default=None,
+                    help="openai: the API's base URL, as run --base-url (default https://api.openai.com/v1)")
+    group.addoption("--summarizer-prompt", metavar="FILE", default=None,
+                    help="openai: your compaction prompt, as run --prompt (default: the bundled one)")
+    group.addoption("--summarizer-api-key-env", metavar="NAME", default=None,
+                    help="openai: the environment variable holding the API key, as run --api-key-env (default "
+                         "OPENAI_API_KEY)")
+    group.addoption("--summarizer-retries", metavar="N", default=None,
+                    help="openai and http: retries of 429, 5xx, dropped connections and timeouts, as run --retries "
+                         "(default 4)")
+    group.addoption("--summarizer-extend", metavar="MODULE", action="append", default=None,
+                    help="import this module first, for the oracles it registers and the fact kinds it defines "
+                         "(repeatable)")
+    # What is generated
+    group.addoption("--summarizer-budget", metavar="TOKENS", default=None, help="token budget (default 2000)")
+    group.addoption("--summarizer-max-windows", metavar="W", default=None,
                     help="longest session, in windows of the budget up to the trigger (default 12)")
-    group.addoption("--summarizer-max-turns", metavar="T", default=None, help="cap every session at T turns (default: "
-                                                                               "no cap)")
-    group.addoption("--summarizer-trigger", metavar="SHARE", default="0.8",
-                    help="compact when the context passes this share of the budget (default 0.8)")
+    group.addoption("--summarizer-max-turns", metavar="T", default=None,
+                    help="cap every session at T turns (default: no cap)")
+    group.addoption("--summarizer-trigger", metavar="SHARE", default=None,
+                    help="compact when the context passes this share of the budget, 0.9 or 90 followed by a "
+                         "percent sign (default 0.8)")
     group.addoption("--summarizer-runtime", action="store_true",
                     help="run sessions as a runtime does: compaction only at the trigger (no planned cuts), one "
                          "budget throughout (no tightening)")
-    group.addoption("--summarizer-extend", metavar="MODULE", action="append", default=[],
-                    help="import this module first, for the oracles it registers and the fact kinds it defines "
-                         "(repeatable)")
-    group.addoption("--summarizer-rules", metavar="SPEC", default=None,
-                    help="module:OBJECT naming your own oracles.ProseRules for judging prose")
-    group.addoption("--summarizer-fuzz", metavar="SECONDS", default=None,
-                    help="also fuzz the summarizer's own code for this long (atheris; a Python summarizer), as one "
-                         "more test beside the property search")
-    group.addoption("--summarizer-unclear", metavar="MODE", default="review",
-                    help="review (default): readings the oracles could not settle are listed as a warning and do not "
-                         "fail; fail: they fail the property test")
-    group.addoption("--summarizer-dialect", metavar="NAME", default="chat",
-                    help="chat (default), anthropic or openai-responses: the message shape a messages summarizer is "
-                         "called with and answers in")
     group.addoption("--summarizer-background", metavar="PATH", default=None,
                     help="your own session logs as the filler of generated transcripts: a file or folder of Claude "
                          "Code or Codex JSONL, Agents SDK items, Anthropic bodies, LangChain dumps or chat messages")
+    # How it is judged
+    group.addoption("--summarizer-rules", metavar="SPEC", default=None,
+                    help="module:OBJECT naming your own oracles.ProseRules for judging prose")
+    group.addoption("--summarizer-unclear", metavar="MODE", default=None,
+                    help="review (default): readings the oracles could not settle are listed as a warning and do not "
+                         "fail; fail: they fail the property test")
+    group.addoption("--summarizer-dialect", metavar="NAME", default=None,
+                    help="chat (default), anthropic or openai-responses: the message shape a messages summarizer is "
+                         "called with and answers in")
+    group.addoption("--summarizer-may-vary", action="store_true", default=None,
+                    help="the summarizer may answer one request differently each time (a model at temperature > 0), "
+                         "as run --may-vary: the deterministic invariant then notes it instead of failing")
+    group.addoption("--summarizer-trials", metavar="K", default=None,
+                    help="re-ask each minimal failure (and each replayed entry saved as flaky) K times with the cache "
+                         "bypassed, as run --trials; 0 also leaves deterministic unjudged (default 3)")
+    # What the run may spend
+    group.addoption("--summarizer-max-time", metavar="SECONDS", default=None,
+                    help="stop the property search after this long and report what was found, as run --max-time "
+                         "(property[every-example-judged] then fails)")
+    group.addoption("--summarizer-max-calls", metavar="N", default=None,
+                    help="new summarizer calls the property search may make, as run --max-calls")
+    group.addoption("--summarizer-max-tokens", metavar="N", default=None,
+                    help="prompt + completion tokens it may spend, where the summarizer reports usage, as run "
+                         "--max-tokens")
+    group.addoption("--summarizer-shrink-calls", metavar="N", default=None,
+                    help="new calls shrinking one failure may make, as run --shrink-calls (default 400)")
+    group.addoption("--summarizer-stop-on-error", action="store_true", default=None,
+                    help="stop at the first summarizer failure, as run --stop-on-error")
+    group.addoption("--summarizer-fuzz", metavar="SECONDS", default=None,
+                    help="also fuzz the summarizer's own code for this long (atheris; a Python summarizer), as one "
+                         "more test beside the property search")
 
 
-def _int_option(config: pytest.Config, name: str, minimum: int) -> int:
-    raw = config.getoption(name)
+def _flag(dest: str) -> str:
+    return "--" + dest.replace("_", "-")
+
+
+# run's checks (its argparse types), bound for bound and word for word, naming the plugin's option
+
+def _whole(option: str, raw: str, minimum: int) -> int:
     try:
         value = int(raw)
-    except (TypeError, ValueError):
-        raise pytest.UsageError(f"--{name.replace('_', '-')} {raw!r}: expected a whole number") from None
+    except ValueError:
+        raise pytest.UsageError(f"{option} expects a whole number, got {raw!r}") from None
     if value < minimum:
-        raise pytest.UsageError(f"--{name.replace('_', '-')} {value}: expected a number >= {minimum}")
+        raise pytest.UsageError(f"{option} expects a number >= {minimum}, got {value}")
     return value
 
 
-def _share_option(config: pytest.Config, name: str) -> float:
-    raw = config.getoption(name)
+def _seconds(option: str, raw: str) -> float:
     try:
         value = float(raw)
-    except (TypeError, ValueError):
-        value = -1.0
-    if not 0 < value <= 1:
-        raise pytest.UsageError(f"--{name.replace('_', '-')} {raw!r}: expected a share of the budget in (0, 1]")
+    except ValueError:
+        raise pytest.UsageError(f"{option} expects a number, got {raw!r}") from None
+    if not value > 0 or not math.isfinite(value):
+        raise pytest.UsageError(f"{option} expects a finite number > 0, got {raw}")
+    if value > _MAX_SECONDS:
+        raise pytest.UsageError(f"{option} expects a number <= {_MAX_SECONDS:g}, got {raw}")
     return value
+
+
+def _share(option: str, raw: str) -> float:
+    try:
+        value = float(raw[:-1]) / 100 if raw.endswith("%") else float(raw)
+    except ValueError:
+        raise pytest.UsageError(f"{option} expects a share such as 0.9 or 90%, got {raw!r}") from None
+    if not 0 < value <= 1:
+        raise pytest.UsageError(f"{option} expects a share in (0, 1] (or 1% to 100%), got {raw}")
+    return value
+
+
+def _read(dest: str, raw: Any) -> Any:
+    """An option's value as the run takes it (None when not given); a bad one is a usage error naming it."""
+    if raw is None:
+        return None
+    if dest in _WHOLE:
+        return _whole(_flag(dest), raw, _WHOLE[dest])
+    if dest in _SECONDS:
+        return _seconds(_flag(dest), raw)
+    if dest in _SHARES:
+        return _share(_flag(dest), raw)
+    return tuple(raw) if isinstance(raw, list) else raw
+
+
+def _given(config: pytest.Config) -> dict[str, Any]:
+    """The ``run`` options given, as ``RunConfig.of`` keywords; those not given keep the records' defaults."""
+    given = {keyword: value for dest, keyword in _AS_RUN.items()
+             if (value := _read(dest, config.getoption(dest))) is not None}
+    if config.getoption("summarizer_inline"):
+        given["isolation"] = "inline"
+    if config.getoption("summarizer_runtime"):
+        given.update(planned_cuts=False, tighten=False)
+    return given
+
+
+def _choose(config: pytest.Config, dest: str, choices) -> None:
+    value = config.getoption(dest)
+    if value is not None and value not in choices:
+        raise pytest.UsageError(f"{_flag(dest)} {value!r}: expected one of {', '.join(choices)}")
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -100,35 +230,29 @@ def pytest_configure(config: pytest.Config) -> None:
     spec = config.getoption("summarizer")
     if spec is None:
         return
-    if config.getoption("summarizer_profile") not in _PROFILES:
-        raise pytest.UsageError(f"--summarizer-profile {config.getoption('summarizer_profile')!r}: "
-                                f"expected one of {', '.join(_PROFILES)}")
     # lazy: this plugin loads in every pytest session; the harness itself only when --summarizer is given
     from harness._app.calling._loading import load_callable, load_module, load_rules
     from harness._app.calling._summarizer import ADAPTERS
-    from harness._app._profiles import profile
-    from harness._base._errors import SpecError
-    from harness._base._protocol import PROTOCOLS, resolve_protocol
+    from harness._app._profiles import PROFILE_NAMES, profile
+    from harness._app.running._options import UNCLEAR_MODES, RunConfig
     from harness._base._dialects import DIALECTS  # lazy: as above
+    from harness._base._errors import InvalidArgument, SpecError
+    from harness._base._protocol import PROTOCOLS, resolve_protocol
 
-    if config.getoption("summarizer_unclear") not in ("review", "fail"):
-        raise pytest.UsageError(f"--summarizer-unclear {config.getoption('summarizer_unclear')!r}: "
-                                "expected review or fail")
-    if config.getoption("summarizer_protocol") not in (None, *PROTOCOLS):
-        raise pytest.UsageError(f"--summarizer-protocol {config.getoption('summarizer_protocol')!r}: "
-                                "expected messages or rich")
-    if config.getoption("summarizer_dialect") not in DIALECTS:
-        raise pytest.UsageError(f"--summarizer-dialect {config.getoption('summarizer_dialect')!r}: "
-                                f"expected one of {', '.join(DIALECTS)}")
-    for name, minimum in (("summarizer_budget", 1), ("summarizer_max_windows", 1)):
-        _int_option(config, name, minimum)
-    if config.getoption("summarizer_max_turns") is not None:
-        _int_option(config, "summarizer_max_turns", 1)
-    _share_option(config, "summarizer_trigger")
-    if config.getoption("summarizer_fuzz") is not None:
-        _int_option(config, "summarizer_fuzz", 1)
+    for dest, choices in (("summarizer_profile", PROFILE_NAMES), ("summarizer_unclear", UNCLEAR_MODES),
+                          ("summarizer_protocol", PROTOCOLS), ("summarizer_dialect", DIALECTS)):
+        _choose(config, dest, choices)
+    prompt = config.getoption("summarizer_prompt")
+    if prompt and not spec.startswith("openai:"):  # as run's --prompt: never silently ignored
+        raise pytest.UsageError(f"--summarizer-prompt {prompt!r} is the prompt of openai: summarizers; {spec!r} is "
+                                f"not one and would ignore it (a Python summarizer reads its own prompt in its code)")
+    _read("summarizer_fuzz", config.getoption("summarizer_fuzz"))  # checked now; the fuzz item reads it
+    try:
+        config.stash[_CONFIG] = RunConfig.of(spec, quiet=True, **_given(config))
+    except InvalidArgument as exc:
+        raise pytest.UsageError(str(exc)) from None
     try:  # fail at start-up, naming the option, rather than in every test
-        for module in config.getoption("summarizer_extend"):
+        for module in config.getoption("summarizer_extend") or ():
             load_module(module, option="--summarizer-extend")
         if not spec.startswith(tuple(ADAPTERS)):  # a Python function: its protocol is checked here, at start-up
             resolve_protocol(load_callable(spec), config.getoption("summarizer_protocol"),
@@ -141,7 +265,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if workerinput is not None and "compaction_harness_seed" in workerinput:
         seed = workerinput["compaction_harness_seed"]  # every xdist worker uses the controller's seed
     elif config.getoption("summarizer_seed") is not None:
-        seed = _int_option(config, "summarizer_seed", 0)
+        seed = _read("summarizer_seed", config.getoption("summarizer_seed"))
     elif profile(config.getoption("summarizer_profile")).derandomize:
         seed = 0  # a derandomized profile (ci) runs the same examples every time
     else:
@@ -242,13 +366,14 @@ class HarnessItem(pytest.Item):
         from harness._app.reports._text import render_fuzz_text
 
         cfg = self.config
-        config = self._run_config(seed=self._seed(), max_turns=DEFAULT_FUZZ_MAX_TURNS)
+        # As fuzz does: the session's length is the fuzzing's own, not --summarizer-max-time's
+        config = self._run_config(seed=self._seed(), max_turns=DEFAULT_FUZZ_MAX_TURNS, max_time=None)
         corpus = cfg.getoption("summarizer_corpus")
         saver = CorpusSaver(corpus if cfg.getoption("summarizer_save") else None,
                             summarizer=config.calling.summarizer, budget=config.judging.budget,
                             dialect=config.judging.dialect)
-        result = fuzz(FuzzConfig(config, max_time=float(cfg.getoption("summarizer_fuzz")), corpus=corpus),
-                      on_failure=saver)
+        max_time = _read("summarizer_fuzz", cfg.getoption("summarizer_fuzz"))
+        result = fuzz(FuzzConfig(config, max_time=max_time, corpus=corpus), on_failure=saver)
         if result.exit_code:
             raise HarnessFailure(render_fuzz_text(result))
 
@@ -263,12 +388,8 @@ class HarnessItem(pytest.Item):
         cfg = self.config
         chosen = profile(cfg.getoption("summarizer_profile"))
         database = chosen.database.path if getattr(chosen.database, "path", None) else None
-        turns = cfg.getoption("summarizer_max_turns")
         config = self._run_config(examples=chosen.max_examples, seed=cfg.stash[_SEED],
-                                  max_windows=int(cfg.getoption("summarizer_max_windows")),
-                                  max_turns=None if turns is None else int(turns),
-                                  database=str(database) if database else None,
-                                  background=cfg.getoption("summarizer_background"))
+                                  database=str(database) if database else None)
         corpus = cfg.getoption("summarizer_corpus") if cfg.getoption("summarizer_save") else None
         saver = CorpusSaver(corpus, summarizer=config.calling.summarizer, budget=config.judging.budget,
                             dialect=config.judging.dialect)
@@ -292,21 +413,10 @@ class HarnessItem(pytest.Item):
                                  f"{outcome.status}: {outcome.detail}")
 
     def _run_config(self, **generation):
-        """The run's options from the plugin's, built in one place for every item (replay judges each entry
-        with its own budget)."""
-        # lazy: see pytest_configure
-        from harness._app.calling._options import CallOptions
-        from harness._app.running._options import Generation, Judging, RunConfig
-
-        cfg = self.config
-        calling = CallOptions(cfg.getoption("summarizer"), protocol=cfg.getoption("summarizer_protocol"),
-                              extend=tuple(cfg.getoption("summarizer_extend")))
-        runtime = cfg.getoption("summarizer_runtime")
-        judging = Judging(budget=int(cfg.getoption("summarizer_budget")), rules=cfg.getoption("summarizer_rules"),
-                          unclear=cfg.getoption("summarizer_unclear"), dialect=cfg.getoption("summarizer_dialect"),
-                          trigger=float(cfg.getoption("summarizer_trigger")), planned_cuts=not runtime,
-                          tighten=not runtime)
-        return RunConfig(calling, Generation(**generation), judging, quiet=True)
+        """The run's options, the same for every item (built once by ``pytest_configure``): the property
+        search, the fuzzing session and each replay call the summarizer alike (replay judges each entry with
+        its own budget)."""
+        return self.config.stash[_CONFIG].but(**generation)
 
     def repr_failure(self, excinfo, style=None):
         if isinstance(excinfo.value, HarnessFailure):
