@@ -9,10 +9,15 @@ number is checked with run's bounds and words, and an option not given is left o
 built at start-up, so its default is the records' (the command line's). Every item, the corpus replays
 included, calls the summarizer with that config.
 
-The property search is one run, but it is reported as one item per invariant (and one for the
-summarizer's own failures, one for a run that could not judge every example), so ``-q`` and JUnit say
-what broke. The run is made once per session: under xdist the first worker to need it makes it and the
-others read it (``_shared_result``). Every item carries the ``compaction_harness`` marker.
+The property search is one run (made once per session: under xdist by the first worker to need it, the
+others reading it, ``_shared_result``), reported as one item per invariant, plus one for the summarizer's
+own failures and one for a run that could not judge every example. Items are named at collection, before
+the run (``-k``, ``-m``, ``--collect-only`` and xdist's same-collection check must not call the summarizer),
+so they are named by invariant, not by finding, and each shows only the findings of its name: a root cause
+fails the item of its primary invariant, whose message gives each finding's fact kind; the other invariants
+it broke are named in its text, and their items are skipped naming that item (unless a finding of their
+own fails them). So one root cause is one failure, never a second item repeating another invariant's
+finding, and no item of a broken invariant passes. Every item carries the ``compaction_harness`` marker.
 """
 
 from __future__ import annotations
@@ -296,6 +301,14 @@ class _Collector(pytest.Collector):
         return []
 
 
+def _findings(invariant: str, failures) -> tuple[list, list]:
+    """The findings an invariant's item shows (those whose primary invariant it is) and those it was broken
+    by too (another invariant's, shown in that one's item): see the module docstring."""
+    own = [f for f in failures if f.invariant == invariant]
+    elsewhere = [f for f in failures if f.invariant != invariant and invariant in (*f.invariants, *f.also_seen)]
+    return own, elsewhere
+
+
 class HarnessItem(pytest.Item):
     """One harness test: the property search, a bounded fuzzing session, or the replay of one corpus entry."""
 
@@ -320,8 +333,8 @@ class HarnessItem(pytest.Item):
             self._replay()
 
     def _property(self) -> None:
-        """This item's part of the one property search: its invariant's findings, each with its minimal
-        transcript; or the summarizer's failures; or why not every example was judged."""
+        """This item's part of the one property search: the findings of its invariant, each with its fact
+        kind and minimal transcript; or the summarizer's failures; or why not every example was judged."""
         # lazy: see pytest_configure
         from harness._app.reports._text import render_finding
         from harness._app.running._results import unjudged_oracles
@@ -350,11 +363,16 @@ class HarnessItem(pytest.Item):
                     f"--summarizer-unclear fail makes them fail), first: {first.invariant} ({first.fact_kind}): "
                     f"{first.detail} | sentence: {first.sentence}"))
             return
-        # A finding this invariant saw in the session only (``also_seen``) fails it too: the run saw it broken.
-        found = [f for f in result.failures if self.invariant in (*f.invariants, *f.also_seen)]
-        if found:
-            blocks = "\n\n".join(render_finding(result, f) for f in found)
-            raise HarnessFailure(f"{self.invariant}: {len(found)} finding(s) ({seed})\n\n{blocks}")
+        own, elsewhere = _findings(self.invariant, result.failures)
+        if own:
+            kinds = ", ".join(f.fact_kind or "structure" for f in own)
+            blocks = "\n\n".join(render_finding(result, f) for f in own)
+            raise HarnessFailure(f"{self.invariant} ({kinds}): {len(own)} finding(s) ({seed})\n\n{blocks}")
+        if elsewhere:
+            items = ", ".join(dict.fromkeys(f"property[{f.invariant}] ({f.fact_kind or 'structure'})"
+                                            for f in elsewhere))
+            pytest.skip(f"{self.invariant} was broken only by the root cause(s) of {items}, which name it and fail "
+                        f"there: one failure per root cause")
         unjudged = dict(unjudged_oracles(result.config, select()))
         if self.invariant in unjudged:
             pytest.skip(f"{self.invariant} judged nothing: {unjudged[self.invariant]}")
