@@ -82,7 +82,8 @@ APP_ALLOWED = {
     "top": {"core", "calling", "judging", "shrinking", "running", "corpus", "fuzzing", "reports"},
     "cli": {"core", "calling", "judging", "shrinking", "running", "corpus", "fuzzing", "reports", "top"},
 }
-_CORE = ("harness._app._outcome", "harness._app._progress", "harness._app._profiles", "harness._app._rates")
+_CORE = ("harness._app._outcome", "harness._app._progress", "harness._app._profiles", "harness._app._rates",
+         "harness._app._numbers")
 APP = ROOT / "harness" / "_app"
 
 

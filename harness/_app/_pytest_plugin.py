@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import fcntl
 import hashlib
-import math
 import os
 import pickle
 import secrets
@@ -33,6 +32,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from harness._app._numbers import positive_number, share, whole_number
 
 _SEED = pytest.StashKey[int]()
 _RESULT = pytest.StashKey[object]()
@@ -55,15 +56,13 @@ _AS_RUN = {
     "summarizer_max_calls": "max_calls", "summarizer_max_tokens": "max_tokens",
     "summarizer_shrink_calls": "shrink_calls", "summarizer_stop_on_error": "stop_on_error",
 }
-#: Whole-number options and their least value; seconds; shares of the budget. The bounds are those of the
-#: ``run`` option each mirrors (``harness._app.cli._parser``: ``_whole_number``, ``_positive_number``, ``_share``,
-#: which this plugin, below the command line, cannot import; tests/test_pytest_plugin.py holds them equal).
+#: Whole-number options and their least value; seconds; shares of the budget: the bounds of the ``run`` option
+#: each mirrors, checked by the same functions (``harness._app._numbers``).
 _WHOLE = {"summarizer_seed": 0, "summarizer_budget": 1, "summarizer_max_windows": 1, "summarizer_max_turns": 1,
           "summarizer_jobs": 1, "summarizer_trials": 0, "summarizer_retries": 0, "summarizer_max_result_chars": 1,
           "summarizer_max_calls": 1, "summarizer_max_tokens": 1, "summarizer_shrink_calls": 1}
 _SECONDS = ("summarizer_timeout", "summarizer_max_time", "summarizer_fuzz")
 _SHARES = ("summarizer_trigger",)
-_MAX_SECONDS = 30 * 24 * 3600.0  # a month, as run's --timeout and --max-time
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -165,50 +164,19 @@ def _flag(dest: str) -> str:
     return "--" + dest.replace("_", "-")
 
 
-# run's checks (its argparse types), bound for bound and word for word, naming the plugin's option
-
-def _whole(option: str, raw: str, minimum: int) -> int:
-    try:
-        value = int(raw)
-    except ValueError:
-        raise pytest.UsageError(f"{option} expects a whole number, got {raw!r}") from None
-    if value < minimum:
-        raise pytest.UsageError(f"{option} expects a number >= {minimum}, got {value}")
-    return value
-
-
-def _seconds(option: str, raw: str) -> float:
-    try:
-        value = float(raw)
-    except ValueError:
-        raise pytest.UsageError(f"{option} expects a number, got {raw!r}") from None
-    if not value > 0 or not math.isfinite(value):
-        raise pytest.UsageError(f"{option} expects a finite number > 0, got {raw}")
-    if value > _MAX_SECONDS:
-        raise pytest.UsageError(f"{option} expects a number <= {_MAX_SECONDS:g}, got {raw}")
-    return value
-
-
-def _share(option: str, raw: str) -> float:
-    try:
-        value = float(raw[:-1]) / 100 if raw.endswith("%") else float(raw)
-    except ValueError:
-        raise pytest.UsageError(f"{option} expects a share such as 0.9 or 90%, got {raw!r}") from None
-    if not 0 < value <= 1:
-        raise pytest.UsageError(f"{option} expects a share in (0, 1] (or 1% to 100%), got {raw}")
-    return value
-
-
 def _read(dest: str, raw: Any) -> Any:
     """An option's value as the run takes it (None when not given); a bad one is a usage error naming it."""
     if raw is None:
         return None
-    if dest in _WHOLE:
-        return _whole(_flag(dest), raw, _WHOLE[dest])
-    if dest in _SECONDS:
-        return _seconds(_flag(dest), raw)
-    if dest in _SHARES:
-        return _share(_flag(dest), raw)
+    try:  # run's own checks (harness._app._numbers), naming the plugin's option
+        if dest in _WHOLE:
+            return whole_number(_flag(dest), raw, _WHOLE[dest])
+        if dest in _SECONDS:
+            return positive_number(_flag(dest), raw)
+        if dest in _SHARES:
+            return share(_flag(dest), raw)
+    except ValueError as exc:
+        raise pytest.UsageError(str(exc)) from None
     return tuple(raw) if isinstance(raw, list) else raw
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import difflib
-import math
 import re
 import sys
 
@@ -16,6 +15,7 @@ from harness._base._files import DEFAULT_MAX_FILE_MB
 from harness._base._model import Consumer
 from harness._base._protocol import PROTOCOLS
 from harness._app._compare import DEFAULT_SETTLE_TRIALS
+from harness._app._numbers import MAX_SECONDS, positive_number, share, whole_number
 from harness._app._outcome import ExitCode
 from harness._app.calling._openai import API_KEY_ENV, OPENAI_BASE_URL
 from harness._app.calling._options import DEFAULT_RETRIES, DEFAULT_TIMEOUT
@@ -92,32 +92,24 @@ def _consumer(text: str) -> Consumer:
                                          f"got {text!r}: {exc}") from None
 
 
+def _argparse_type(check, name: str, *bounds):
+    """An argparse type for one of ``harness._app._numbers``' checks: its error names the option and the bound."""
+    def parse(text: str):
+        try:
+            return check(name, text, *bounds)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+    return parse
+
+
 def _whole_number(name: str, minimum: int = 1):
-    """An argparse type for a whole-number option; errors name the option and the bound."""
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{name} expects a whole number, got {text!r}") from None
-        if value < minimum:
-            raise argparse.ArgumentTypeError(f"{name} expects a number >= {minimum}, got {value}")
-        return value
-    return parse
+    """An argparse type for a whole-number option of at least ``minimum``."""
+    return _argparse_type(whole_number, name, minimum)
 
 
-def _positive_number(name: str, maximum: float = 30 * 24 * 3600.0):
+def _positive_number(name: str, maximum: float = MAX_SECONDS):
     """An argparse type for a positive, finite number of at most ``maximum`` (a month of seconds)."""
-    def parse(text: str) -> float:
-        try:
-            value = float(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{name} expects a number, got {text!r}") from None
-        if not value > 0 or not math.isfinite(value):
-            raise argparse.ArgumentTypeError(f"{name} expects a finite number > 0, got {text}")
-        if value > maximum:
-            raise argparse.ArgumentTypeError(f"{name} expects a number <= {maximum:g}, got {text}")
-        return value
-    return parse
+    return _argparse_type(positive_number, name, maximum)
 
 
 def _add_call_options(p: argparse.ArgumentParser, *, many: bool = False) -> None:
@@ -173,16 +165,8 @@ def _add_call_options(p: argparse.ArgumentParser, *, many: bool = False) -> None
 
 
 def _share(name: str):
-    """An argparse type for a share in (0, 1], or a percentage such as 90%; errors name the option."""
-    def parse(text: str) -> float:
-        try:
-            value = float(text[:-1]) / 100 if text.endswith("%") else float(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{name} expects a share such as 0.9 or 90%, got {text!r}") from None
-        if not 0 < value <= 1:
-            raise argparse.ArgumentTypeError(f"{name} expects a share in (0, 1] (or 1% to 100%), got {text}")
-        return value
-    return parse
+    """An argparse type for a share in (0, 1], or a percentage such as 90%."""
+    return _argparse_type(share, name)
 
 
 def _add_report_options(p: argparse.ArgumentParser) -> None:
