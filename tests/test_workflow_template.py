@@ -7,7 +7,8 @@ Besides reading the YAML, these tests execute the `run:` scripts of both jobs wi
 records what it was asked to install, `uses:` steps skipped except upload-artifact / download-artifact, which
 copy files through a local artifact store the way the actions do (files only: an empty directory is not
 uploaded), and `compaction-harness` the real one (from this venv) behind a wrapper that records each argv.
-A night runs two of the four shards of one small seed (EXAMPLES over all four), with a small MAX_TURNS.
+A night runs one or two shards of one small seed (SHARD_COUNT set to match), with a small MAX_TURNS. One test installs the harness as the template does, with its own install steps and a real pip,
+into fresh virtualenvs, and runs a night with that (test_the_template_s_own_installs_run_a_night).
 """
 
 from __future__ import annotations
@@ -43,10 +44,15 @@ FINDS = "harness.summarizers.naive:tail"
 STEP_TIMEOUT = 180
 # Small nights; --inline (the summarizer in the harness's own process) through the template's SUMMARIZER_ARGS
 # saves a worker process per run: tests that need the default (a worker per summarizer) say SUMMARIZER_ARGS "".
-# Twelve examples split over the four shards, three each; no example database (nothing listens on the service
+# Twelve examples split over the night's shards; no example database (nothing listens on the service
 # container's port here), except where a test starts a redis-server of its own.
 SMALL = {"EXAMPLES": "12", "MAX_TURNS": "40", "MAX_TIME": "120", "REPLAY_MAX_TIME": "120", "HARNESS_REF": SHA,
          "SUMMARIZER_ARGS": "--inline", "DATABASE_URL": ""}
+
+# What the steps of a merge job before its replay set on a night whose shards all judged their part and whose
+# corpus merge found nothing: given to a re-run of its last steps alone (run_job's `only` and `outputs`).
+FOUND_NOTHING = {"install": {"installed": "true"}, "shards": {"problems": "0"}, "report": {"status": "0"},
+                 "merge": {"status": "0", "new": "0", "unsure": "0", "replaced": "0", "changed": "0"}}
 
 pytestmark = pytest.mark.skipif(REAL_HARNESS is None, reason="compaction-harness is not installed in this venv")
 
@@ -150,29 +156,30 @@ class Job:
         assert not self.failed, self.log
 
 
-def stubs(directory: Path) -> Path:
-    """`compaction-harness` recording its argv (then the real one, or canned output for a dry run); `pip`
-    recording what it would install."""
+def stubs(directory: Path, *, harness: str | None = REAL_HARNESS, pip: bool = True) -> Path:
+    """`compaction-harness` recording its argv and the program it runs (then `harness`, or canned output for a
+    dry run); `pip` recording what it would install, unless `pip` is False (a real pip is on the PATH)."""
     directory.mkdir(parents=True, exist_ok=True)
     (directory / "compaction-harness").write_text(f"""#!{sys.executable}
 import json, os, sys
 with open(os.environ["HARNESS_ARGV_LOG"], "a", encoding="utf-8") as log:
-    log.write(json.dumps({{"step": os.environ.get("TEST_STEP", ""), "argv": sys.argv[1:]}}) + "\\n")
+    log.write(json.dumps({{"step": os.environ.get("TEST_STEP", ""), "argv": sys.argv[1:], "harness": {harness!r}}}) + "\\n")
 if os.environ.get("HARNESS_DRY_RUN"):
     if sys.argv[1:3] == ["corpus", "list"]:
         print("0 entries, 0 unreadable")
     if sys.argv[1:2] == ["run"] and "--corpus" in sys.argv:  # as the real one makes it, before any work
         os.makedirs(sys.argv[sys.argv.index("--corpus") + 1], exist_ok=True)
     sys.exit(0)
-os.execv({REAL_HARNESS!r}, [{REAL_HARNESS!r}, *sys.argv[1:]])
+os.execv({harness!r}, [{harness!r}, *sys.argv[1:]])
 """)
-    (directory / "pip").write_text(f"""#!{sys.executable}
+    (directory / "compaction-harness").chmod(0o755)
+    if pip:
+        (directory / "pip").write_text(f"""#!{sys.executable}
 import json, os, sys
 with open(os.environ["PIP_LOG"], "a", encoding="utf-8") as log:
     log.write(json.dumps(sys.argv[1:]) + "\\n")
 """)
-    for name in ("compaction-harness", "pip"):
-        (directory / name).chmod(0o755)
+        (directory / "pip").chmod(0o755)
     return directory
 
 
@@ -204,13 +211,19 @@ def download(store: Path, checkout: Path, pattern: str, path: str) -> tuple[int,
 
 
 def run_job(name: str, checkout: Path, work: Path, *, env: dict[str, str], store: Path, matrix: dict | None = None,
-            needs: dict | None = None, only: str | tuple[str, ...] | None = None, outputs: dict | None = None) -> Job:
+            needs: dict | None = None, only: str | tuple[str, ...] | None = None, outputs: dict | None = None,
+            venv: Path | None = None) -> Job:
     """Run one job of the template in `checkout`; `only` runs just the steps whose name starts with it, with
-    `outputs` as what the steps before it had set (a re-run of one step)."""
+    `outputs` as what the steps before it had set (a re-run of one step). With `venv`, the job's `pip` and
+    `compaction-harness` are that virtualenv's (its install steps really install), not this one's."""
     wf = workflow()
     spec = wf["jobs"][name]
     tag = f"{name}-{(matrix or {}).get('shard', '')}"
-    bin_dir = stubs(work / "bin")
+    if venv is None:
+        bin_dir, path = stubs(work / "bin"), f"{work / 'bin'}:{VENV_BIN}:/usr/bin:/bin"
+    else:
+        bin_dir = stubs(work / "bin", harness=str(venv / "bin" / "compaction-harness"), pip=False)
+        path = f"{bin_dir}:{venv / 'bin'}:/usr/bin:/bin"
     job = Job(name, checkout)
     argv_log, pip_log, summary = work / f"argv-{tag}.jsonl", work / f"pip-{tag}.jsonl", work / f"summary-{tag}.md"
     for f in (argv_log, pip_log, summary):
@@ -220,7 +233,7 @@ def run_job(name: str, checkout: Path, work: Path, *, env: dict[str, str], store
     merged = {k: str(v) for k, v in {**wf.get("env", {}), **spec.get("env", {})}.items()}
     merged.update(env)
     context["env"] = merged
-    base = {"PATH": f"{bin_dir}:{VENV_BIN}:/usr/bin:/bin", "HOME": str(work), "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8",
+    base = {"PATH": path, "HOME": str(work), "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8",
             "CI": "true", "GITHUB_ACTIONS": "true", "GITHUB_WORKSPACE": str(checkout), "RUNNER_TEMP": str(work),
             "GITHUB_STEP_SUMMARY": str(summary), "HARNESS_ARGV_LOG": str(argv_log), "PIP_LOG": str(pip_log),
             "TMPDIR": os.environ.get("TMPDIR", "/tmp"), "PYTHONDONTWRITEBYTECODE": "1"}
@@ -293,8 +306,10 @@ class Night:
 
 
 def night(tmp: Path, env: dict[str, str], *, corpus: Path | None, shards=(0, 1), files=None, merge=True) -> Night:
-    """Both jobs, as GitHub would run them: the shards (each on a fresh runner) at once, then the merge."""
-    env = {**SMALL, **env}
+    """Both jobs, as GitHub would run them: the shards (each on a fresh runner) at once, then the merge. The
+    night has as many shards as it runs (SHARD_COUNT: the merge expects each), EXAMPLES over them all."""
+    assert tuple(shards) == tuple(range(len(shards))), "shards 0..N-1: the merge job expects SHARD_COUNT of them"
+    env = {**SMALL, "SHARD_COUNT": str(len(shards)), **env}
     store = tmp / "artifacts"
     matrix = workflow()["jobs"]["shard"]["strategy"]["matrix"]["shard"]
     assert set(shards) <= set(matrix)
@@ -414,6 +429,9 @@ def test_every_harness_command_parses(tmp_path):
     (fake / "corpus").mkdir(parents=True)
     (fake / "corpus" / "x.json").write_text("{}")
     (fake / "report-3.json").write_text("{}")
+    for n in (0, 1, 2):  # the other shards of the night: each judged its part and found nothing wrong with it
+        (store / f"shard-{n}").mkdir()
+        (store / f"shard-{n}" / "verdict.txt").write_text("")
     merge = run_job("merge", checkout(tmp_path / "merge", None), tmp_path / "wm", env=env, store=store,
                     needs={"shard": {"result": "success"}})
     merge.assert_clean()
@@ -426,10 +444,10 @@ def test_every_harness_command_parses(tmp_path):
         assert expected == seen, (expected, seen)
     run_argv = next(c["argv"] for c in shard.argv if c["argv"][0] == "run")
     args = build_parser().parse_args(run_argv)
-    assert (args.report_json, args.report_html, args.junit_xml) == (
-        "shard-out/report-3.json", "shard-out/report-3.html", "shard-out/junit-3.xml")  # one run writes all three
+    assert (args.report_json, args.report_html, args.junit_xml) == (  # one run writes all three, where the merge
+        "shards/shard-3/report-3.json", "shards/shard-3/report-3.html", "shards/shard-3/junit-3.xml")  # finds them
     assert (args.summarizer, args.protocol, args.examples, args.max_turns, args.max_time, args.seed, args.corpus) == (
-        FINDS, "messages", 12, 40, 120, int(RUN_ID), "shard-out/corpus")  # one seed for the night's shards
+        FINDS, "messages", 12, 40, 120, int(RUN_ID), "shards/shard-3/corpus")  # one seed for the night's shards
     assert (args.shard, args.database) == ((4, 4), None)  # matrix shard 3 of 4; the secret reaches no test
     assert (args.timeout, args.budget, args.jobs) == (60, 3000, 2)  # SUMMARIZER_ARGS and RUN_ARGS reach it
     replay = build_parser().parse_args(next(c["argv"] for c in merge.argv if c["argv"][0] == "replay"))
@@ -442,7 +460,7 @@ def test_every_harness_command_parses(tmp_path):
 def test_clean_night_passes(tmp_path):
     """A summarizer with nothing to find: every step exits 0, the merge copes with shards that saved nothing (their
     empty corpus directories are not even uploaded), and no pull request is proposed."""
-    done = night(tmp_path, {"SUMMARIZER": CLEAN, "PROTOCOL": "rich"}, corpus=REPO_CORPUS, shards=(0,))
+    done = night(tmp_path, {"SUMMARIZER": CLEAN, "PROTOCOL": "rich", "EXAMPLES": "3"}, corpus=REPO_CORPUS, shards=(0,))
     for job in done.jobs:
         job.assert_clean()
     assert_commands_parse(done.jobs)
@@ -450,12 +468,14 @@ def test_clean_night_passes(tmp_path):
         assert job.outputs["run"]["status"] == "0", job.log
         artifact = done.store / f"shard-{n}"
         assert {p.name for p in artifact.iterdir()} == {f"report-{n}.json", f"report-{n}.html", f"junit-{n}.xml",
-                                                             "status.txt"}
+                                                        "status.txt", "stderr.txt", "verdict.txt"}
+        assert (artifact / "verdict.txt").read_text() == ""  # nothing wrong with this shard's run
         assert json.loads((artifact / f"report-{n}.json").read_text())["exit_code"] == 0
     merge = done.merge
     assert not (merge.checkout / "shards" / "shard-0" / "corpus").exists()
-    assert merge.outputs["merge"]["new"] == "0" and merge.outputs["replay"]["status"] == "0"
-    assert "no new finding" in merge.summary
+    assert merge.outputs["merge"] == {"new": "0", "unsure": "0", "replaced": "0", "changed": "0", "status": "0"}
+    assert merge.outputs["replay"]["status"] == "0" and merge.outputs["shards"]["problems"] == "0"
+    assert "no new finding" in merge.summary and "shards: all 1 ran and judged every example of their part" in merge.summary
     assert entries(merge.checkout / "corpora").keys() == entries(REPO_CORPUS).keys()
     assert not merge.step("Propose").would_run
     nightly = done.store / "nightly"
@@ -488,9 +508,13 @@ def test_new_finding_fails_the_night(finding_night):
     new = int(merge.outputs["merge"]["new"])
     saved = entries(merge.checkout / "corpora")
     assert new == len(saved) > 0 and all(e["summarizer"] == FINDS for e in saved.values())
-    assert f"{new} new finding(s)" in merge.step("Verdict").output and "new finding" in merge.summary
+    assert (merge.outputs["merge"]["unsure"], merge.outputs["merge"]["replaced"]) == ("0", "0")  # a first night
+    listed = (merge.checkout / "nightly" / "new.txt").read_text().splitlines()
+    assert sorted(line.split()[0] for line in listed) == sorted(saved)
+    assert f"{new} new finding(s)" in merge.step("Verdict").output and f"{new} new finding(s)" in merge.summary
     assert merge.step("Propose").would_run
-    assert FINDS in (merge.checkout / "nightly" / "pull-request.md").read_text()
+    body = (merge.checkout / "nightly" / "pull-request.md").read_text()
+    assert FINDS in body and f"### {new} new finding(s)" in body
     uploaded = done.store / "nightly"
     assert entries(uploaded / "corpora").keys() == saved.keys() and (uploaded / "nightly" / "nightly.html").exists()
 
@@ -507,13 +531,14 @@ def test_known_failures_are_not_new_and_follow_fail_on_known(finding_night, tmp_
     name, entry = sorted(entries(known).items())[0]
     entry["transcript"]["turns"].append({"role": "user", "text": "Thanks, that is all for today."})
     (store / "shard-0" / "corpus" / "again.json").write_text(json.dumps(entry))
-    env = {"SUMMARIZER": FINDS, "PROTOCOL": "messages", "FAIL_ON_KNOWN": "false"}
+    env = {"SUMMARIZER": FINDS, "PROTOCOL": "messages", "FAIL_ON_KNOWN": "false", "SHARD_COUNT": "2"}
     merge = merge_job(tmp_path / "night", env, store, known)
     assert_commands_parse([merge])
     merge.assert_clean()
     assert re.search(r"merged into corpora: [1-9]\d* added", merge.step("Merge").output), merge.log  # it was merged,
     assert entries(merge.checkout / "corpora").keys() == entries(known).keys()                       # then deduped away
     assert merge.outputs["merge"]["new"] == "0" and merge.outputs["merge"]["changed"] == "0", merge.log
+    assert "no new finding" in merge.summary
     assert merge.outputs["replay"]["status"] == "1" and not merge.step("Propose").would_run
     counts = junit_counts(store / "nightly" / "nightly" / "replay.xml")  # uploaded with the reports
     assert counts["tests"] == len(entries(known)) == counts["failures"] and counts["errors"] == 0
@@ -529,15 +554,19 @@ def test_misspelled_summarizer_fails(tmp_path):
     done = night(tmp_path, env, corpus=REPO_CORPUS, shards=(0,), merge=False)
     shard = done.shards[0]
     assert shard.outputs["run"]["status"] == "2" and (done.store / "shard-0" / "status.txt").read_text().strip() == "2"
-    assert shard.step("Verdict").rc != 0 and "exit 2: usage or configuration error" in shard.step("Verdict").output
+    said = ("exit 2, nothing was judged: SpecError: --summarizer 'harness.summarizers.nope:summarize': cannot import "
+            "module 'harness.summarizers.nope'")
+    assert shard.step("Verdict").rc != 0 and said in shard.step("Verdict").output and said in shard.summary
+    assert (done.store / "shard-0" / "verdict.txt").read_text().startswith(said)
     assert done.failed
     # the merge job runs after a failed shard; its replay of corpora/ says the same (its other steps are given as
     # having found nothing, so the replay alone can make the verdict red)
     merge = run_job("merge", checkout(tmp_path / "merge", REPO_CORPUS), tmp_path / "wm", env={**SMALL, **env},
                     store=done.store, needs={"shard": {"result": "success"}}, only=("Replay", "Verdict"),
-                    outputs={"merge": {"status": "0", "new": "0", "changed": "0"}, "report": {"status": "0"}})
+                    outputs=FOUND_NOTHING)
     assert merge.outputs["replay"]["status"] == "2", merge.log
-    assert merge.step("Verdict").rc != 0 and "replay exit 2: usage or input error" in merge.step("Verdict").output
+    verdict = merge.step("Verdict")
+    assert verdict.rc != 0 and "replay exit 2, nothing was judged: SpecError: --summarizer" in verdict.output, merge.log
 
 
 def test_raising_summarizer_fails_and_keeps_its_reports(tmp_path):
@@ -595,7 +624,7 @@ def summarize(messages, budget):
 def test_a_cut_run_or_a_failing_summarizer_fails_even_behind_exit_1(tmp_path, code, env, status, said):
     """--max-time reached is exit 4, or exit 1 when violations were found first; a summarizer that raised is exit
     3, or exit 1 when it also lost something. Red in every case: the shard reads its JSON report."""
-    done = night(tmp_path, {"SUMMARIZER": "team_compact.py:summarize", "PROTOCOL": "", "EXAMPLES": "24", **env},
+    done = night(tmp_path, {"SUMMARIZER": "team_compact.py:summarize", "PROTOCOL": "", "EXAMPLES": "6", **env},
                  corpus=None, shards=(0,), files={"team_compact.py": code}, merge=False)
     shard = done.shards[0]
     assert shard.outputs["run"]["status"] == status, shard.log
@@ -615,8 +644,7 @@ def test_replay_errors_behind_exit_1_fail_the_night(finding_night, tmp_path):
     (corpus / "unjudged.json").write_text(json.dumps(entry))
     merge = run_job("merge", checkout(tmp_path / "co", corpus), tmp_path / "w",
                     env={**SMALL, "SUMMARIZER": FINDS, "PROTOCOL": "messages"}, store=first.store,
-                    needs={"shard": {"result": "success"}}, only=("Replay", "Verdict"),
-                    outputs={"merge": {"status": "0", "new": "0", "changed": "0"}, "report": {"status": "0"}})
+                    needs={"shard": {"result": "success"}}, only=("Replay", "Verdict"), outputs=FOUND_NOTHING)
     assert merge.outputs["replay"]["status"] == "1" and merge.outputs["replay"]["errors"] == "1", merge.log
     verdict = merge.step("Verdict")
     assert verdict.rc != 0 and "replay exit 1 hides 1 error(s)" in verdict.output, merge.log
@@ -642,7 +670,7 @@ def test_the_shards_of_a_night_share_a_real_redis(tmp_path):
 
     server = RedisServer(tmp_path)
     try:
-        env = {"SUMMARIZER": FINDS, "PROTOCOL": "messages", "EXAMPLES": "12", "MAX_TURNS": "80",
+        env = {"SUMMARIZER": FINDS, "PROTOCOL": "messages", "EXAMPLES": "12", "SHARD_COUNT": "2", "MAX_TURNS": "80",
                "DATABASE_URL": server.url}
         store = tmp_path / "artifacts"
         for n in (0, 1):  # one after the other, as a night whose second shard starts later
@@ -651,7 +679,7 @@ def test_the_shards_of_a_night_share_a_real_redis(tmp_path):
             job.assert_clean()
             assert any("--database" in c["argv"] for c in job.argv)
         first, second = (json.loads((store / f"shard-{n}" / f"report-{n}.json").read_text()) for n in (0, 1))
-        assert first["findings"] and first["shard"] == {"index": 1, "of": 4}
+        assert first["findings"] and first["shard"] == {"index": 1, "of": 2}
         assert second["replayed"] >= 1 and second["first_failure_calls"] <= 10
         merge = merge_job(tmp_path / "merge", env, store, None)
         assert "nightly.html: 1 report(s)" in merge.step("Draw").output, merge.log  # one night, not two
