@@ -7,30 +7,40 @@ Besides reading the YAML, these tests execute the `run:` scripts of both jobs wi
 records what it was asked to install, `uses:` steps skipped except upload-artifact / download-artifact, which
 copy files through a local artifact store the way the actions do (files only: an empty directory is not
 uploaded), and `compaction-harness` the real one (from this venv) behind a wrapper that records each argv.
-A night runs one or two shards of one small seed (SHARD_COUNT set to match), with a small MAX_TURNS. One test installs the harness as the template does, with its own install steps and a real pip,
-into fresh virtualenvs, and runs a night with that (test_the_template_s_own_installs_run_a_night).
+A night runs one or two shards of one small seed (SHARD_COUNT set to match), with a small MAX_TURNS.
+One test installs the harness as the template does instead, with the template's own install steps and a real
+pip into fresh virtualenvs, and runs a night with that (test_the_template_s_own_installs_run_a_night).
 """
 
 from __future__ import annotations
 
+import base64
 import fnmatch
 import glob
+import hashlib
+import importlib.metadata
 import json
 import os
 import re
 import shutil
+import socket
 import subprocess
 import sys
+import sysconfig
 import time
 import xml.etree.ElementTree as ET
+import zipfile
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from html.parser import HTMLParser
 from pathlib import Path
+from urllib.parse import unquote, urlsplit
 
 import pytest
 import yaml
 
 from harness._app.cli._parser import build_parser
+from harness._app.corpus._entries import entry_from_dict, entry_name
 
 ROOT = Path(__file__).resolve().parent.parent
 TEMPLATE = ROOT / "templates" / "github" / "compaction-nightly.yml"
@@ -163,7 +173,8 @@ def stubs(directory: Path, *, harness: str | None = REAL_HARNESS, pip: bool = Tr
     (directory / "compaction-harness").write_text(f"""#!{sys.executable}
 import json, os, sys
 with open(os.environ["HARNESS_ARGV_LOG"], "a", encoding="utf-8") as log:
-    log.write(json.dumps({{"step": os.environ.get("TEST_STEP", ""), "argv": sys.argv[1:], "harness": {harness!r}}}) + "\\n")
+    call = {{"step": os.environ.get("TEST_STEP", ""), "argv": sys.argv[1:], "harness": {harness!r}}}
+    log.write(json.dumps(call) + "\\n")
 if os.environ.get("HARNESS_DRY_RUN"):
     if sys.argv[1:3] == ["corpus", "list"]:
         print("0 entries, 0 unreadable")
@@ -235,8 +246,10 @@ def run_job(name: str, checkout: Path, work: Path, *, env: dict[str, str], store
     context["env"] = merged
     base = {"PATH": path, "HOME": str(work), "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8",
             "CI": "true", "GITHUB_ACTIONS": "true", "GITHUB_WORKSPACE": str(checkout), "RUNNER_TEMP": str(work),
-            "GITHUB_STEP_SUMMARY": str(summary), "HARNESS_ARGV_LOG": str(argv_log), "PIP_LOG": str(pip_log),
+            "GITHUB_STEP_SUMMARY": str(summary), "HARNESS_ARGV_LOG": str(argv_log),
             "TMPDIR": os.environ.get("TMPDIR", "/tmp"), "PYTHONDONTWRITEBYTECODE": "1"}
+    if venv is None:  # the stub's log (a real pip reads PIP_LOG as its --log)
+        base["PIP_LOG"] = str(pip_log)
     if env.get("HARNESS_DRY_RUN"):
         base["HARNESS_DRY_RUN"] = "1"
     failed = False
@@ -286,6 +299,7 @@ def checkout(path: Path, corpus: Path | None, files: dict[str, str] | None = Non
     else:
         (path / "corpora").mkdir()
     for name, text in (files or {}).items():
+        (path / name).parent.mkdir(parents=True, exist_ok=True)
         (path / name).write_text(text)
     return path
 
@@ -475,7 +489,8 @@ def test_clean_night_passes(tmp_path):
     assert not (merge.checkout / "shards" / "shard-0" / "corpus").exists()
     assert merge.outputs["merge"] == {"new": "0", "unsure": "0", "replaced": "0", "changed": "0", "status": "0"}
     assert merge.outputs["replay"]["status"] == "0" and merge.outputs["shards"]["problems"] == "0"
-    assert "no new finding" in merge.summary and "shards: all 1 ran and judged every example of their part" in merge.summary
+    assert "no new finding" in merge.summary
+    assert "shards: all 1 ran and judged every example of their part" in merge.summary
     assert entries(merge.checkout / "corpora").keys() == entries(REPO_CORPUS).keys()
     assert not merge.step("Propose").would_run
     nightly = done.store / "nightly"
@@ -554,8 +569,8 @@ def test_misspelled_summarizer_fails(tmp_path):
     done = night(tmp_path, env, corpus=REPO_CORPUS, shards=(0,), merge=False)
     shard = done.shards[0]
     assert shard.outputs["run"]["status"] == "2" and (done.store / "shard-0" / "status.txt").read_text().strip() == "2"
-    said = ("exit 2, nothing was judged: SpecError: --summarizer 'harness.summarizers.nope:summarize': cannot import "
-            "module 'harness.summarizers.nope'")
+    said = ("exit 2, nothing was judged; fix what the harness names and re-run: SpecError: --summarizer "
+            "'harness.summarizers.nope:summarize': cannot import module 'harness.summarizers.nope'")
     assert shard.step("Verdict").rc != 0 and said in shard.step("Verdict").output and said in shard.summary
     assert (done.store / "shard-0" / "verdict.txt").read_text().startswith(said)
     assert done.failed
@@ -566,7 +581,9 @@ def test_misspelled_summarizer_fails(tmp_path):
                     outputs=FOUND_NOTHING)
     assert merge.outputs["replay"]["status"] == "2", merge.log
     verdict = merge.step("Verdict")
-    assert verdict.rc != 0 and "replay exit 2, nothing was judged: SpecError: --summarizer" in verdict.output, merge.log
+    said = ("replay exit 2, nothing was judged; fix what it names (the workflow's env, an entry of corpora/) and "
+            "re-run: SpecError: --summarizer 'harness.summarizers.nope:summarize'")
+    assert verdict.rc != 0 and said in verdict.output, merge.log
 
 
 def test_raising_summarizer_fails_and_keeps_its_reports(tmp_path):
@@ -683,5 +700,311 @@ def test_the_shards_of_a_night_share_a_real_redis(tmp_path):
         assert second["replayed"] >= 1 and second["first_failure_calls"] <= 10
         merge = merge_job(tmp_path / "merge", env, store, None)
         assert "nightly.html: 1 report(s)" in merge.step("Draw").output, merge.log  # one night, not two
+    finally:
+        server.stop()
+
+
+# --- what the night says: shards that could not run, links, counts ------------------------------------------
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_a_shard_that_could_not_run_fails_the_night_with_its_own_reason(tmp_path):
+    """A shard whose Redis does not answer (exit 2) says so in the harness's own words, not a guessed cause; one
+    whose install failed quotes the install's error; one that uploaded nothing did not run. The merge job, which
+    finds nothing new, is red all the same, and names each shard with its reason."""
+    dead = f"redis://127.0.0.1:{_free_port()}/0"  # nothing listens there
+    env = {**SMALL, "SUMMARIZER": FINDS, "PROTOCOL": "messages", "SHARD_COUNT": "3"}
+    store = tmp_path / "artifacts"
+    no_redis = run_job("shard", checkout(tmp_path / "s0", None), tmp_path / "w0", env={**env, "DATABASE_URL": dead},
+                       store=store, matrix={"shard": 0})
+    not_installed = run_job("shard", checkout(tmp_path / "s1", None), tmp_path / "w1",
+                            env={**env, "HARNESS_REF": "main"}, store=store, matrix={"shard": 1})
+    # shard 2 never ran: its artifact is missing
+    # the harness redacts the value of DATABASE_URL (it may hold a password) from what it prints
+    database = ("exit 2, nothing was judged; fix what the harness names and re-run: DatabaseError: --database "
+                "[REDACTED:DATABASE_URL]: Redis did not answer (ConnectionError: Error 111 connecting to 127.0.0.1:")
+    install = ("the harness did not run, its install failed (see the step's log): HARNESS_REF is 'main': set it to "
+               "the full 40-hex commit")
+    assert no_redis.outputs["run"]["status"] == "2", no_redis.log
+    for n, job, said in ((0, no_redis, database), (1, not_installed, install)):
+        verdict = job.step("Verdict")
+        assert verdict.rc == 1 and f"::error title=compaction-harness shard {n}::{said}" in verdict.output, job.log
+        assert f"- :x: {said}" in job.summary and "misspelled" not in job.log
+    assert not not_installed.step("Run the harness").would_run
+    assert {p.name for p in (store / "shard-1").iterdir()} == {"verdict.txt"}  # the shard's reason reaches the merge
+    merge = merge_job(tmp_path / "merge", env, store, None, shards="failure")
+    assert all(s.rc in (0, None) for s in merge.steps if not s.name.startswith("Verdict")), merge.log
+    assert merge.outputs["shards"]["problems"] == "3" and merge.outputs["merge"]["new"] == "0", merge.log
+    verdict = merge.step("Verdict")
+    assert verdict.rc == 1, merge.log
+    missing = "shard 2: no artifact shard-2, so nothing of its part was judged"
+    for said in (f"shard 0: {database}", f"shard 1: {install}", missing):
+        assert f"::error title=compaction-harness nightly::{said}" in verdict.output, merge.log
+        assert f"- :x: {said}" in merge.summary
+    assert "no new finding" in merge.summary  # and still red
+
+
+class _Links(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.found: list[str] = []
+
+    def handle_starttag(self, tag, attrs) -> None:
+        self.found += [value for name, value in attrs if name in ("href", "src") and value]
+
+
+def test_every_link_of_the_night_s_report_lands_in_its_artifact(finding_night):
+    """nightly.html links each finding to its corpus entry, and so do the shards' own pages the artifact holds:
+    every relative link of every page of the uploaded `nightly` artifact resolves to a file inside it, wherever
+    the artifact is unpacked. The merged page's links point into shards/, which the artifact holds too."""
+    artifact = (finding_night.store / "nightly").resolve()
+    page = artifact / "nightly" / "nightly.html"
+    pages = sorted(artifact.rglob("*.html"))
+    assert page in pages and len(pages) == 1 + len(finding_night.shards)
+    corpus_links = 0
+    for html in pages:
+        links = _Links()
+        links.feed(html.read_text(encoding="utf-8"))
+        for link in links.found:
+            target = urlsplit(link)
+            if target.scheme in ("http", "https", "mailto") or not target.path:  # the web, or an anchor of the page
+                continue
+            where = f"{html.relative_to(artifact)}: {link}"
+            assert not target.scheme and not target.netloc, f"{where} is not a relative link"
+            resolved = (html.parent / unquote(target.path)).resolve()
+            assert resolved.is_relative_to(artifact) and resolved.is_file(), f"{where}: not a file of the artifact"
+            assert entries(resolved.parent)[resolved.name]["summarizer"] == FINDS  # a corpus entry, readable
+            corpus_links += html == page
+    assert corpus_links > 0  # the merged page does link its findings
+
+
+def _variant(entry: dict, **changes) -> dict:
+    """A corpus entry for another failure of the same transcript: merge and dedupe read entries, they judge none."""
+    out = {**json.loads(json.dumps(entry)), **changes}
+    out.pop("cause", None)
+    return out
+
+
+def _save(directory: Path, entry: dict) -> str:
+    """Save `entry` under the name the harness gives it (a hash of the failure); return that name."""
+    name = entry_name(entry_from_dict(entry))
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / name).write_text(json.dumps(entry))
+    return name
+
+
+COUNTED = r"(\d+) (new finding\(s\)|unsure finding\(s\)|known failure\(s\) found smaller)"
+
+
+def test_the_counts_of_a_night_agree(finding_night, tmp_path):
+    """A night whose shards add entries of every sort: failures corpora/ had no entry of (new, red), one saved from
+    a summarizer that varies and reproduced in none of its 3 fresh trials (unsure: proposed, not red), and a known
+    failure found with a smaller transcript (replaced). The verdict, the job summary and the pull request print
+    the same three counts, each the length of the list printed with it (not the entries added less those removed,
+    which counted the unsure one as new, nor the files added, which counted the replaced one too)."""
+    first = finding_night
+    found = entries(first.merge.checkout / "corpora")  # the first night's entries, what its shards saved (deduped)
+    name, entry = next((n, e) for n, e in sorted(found.items()) if not e.get("cause"))
+    larger = json.loads(json.dumps(entry))
+    larger["transcript"]["turns"].append({"role": "user", "text": "Thanks, that is all for today."})
+    corpus = tmp_path / "corpora"
+    known = _save(corpus, larger)  # in git: the same failure as `name`, one turn longer
+    store = tmp_path / "artifacts"
+    shutil.copytree(first.store, store)
+    shard = store / "shard-0" / "corpus"
+    without_trials = _variant(entry, invariant="literal-verbatim", fact_kind="artifact_reference")
+    without_trials.pop("trials", None)  # as a summarizer that does not vary saves them: new
+    with_trials = _variant(entry, invariant="threshold-exact", fact_kind="threshold")  # failed 3 of 3: new
+    new = {n for n in found if n != name} | {_save(shard, with_trials), _save(shard, without_trials)}
+    once = _variant(entry, invariant="tool-pairing", fact_kind="structure", trials={"failed": 0, "of": 3})
+    unsure = _save(shard, once)
+    env = {"SUMMARIZER": FINDS, "PROTOCOL": "messages", "SHARD_COUNT": "2"}
+    merge = merge_job(tmp_path / "night", env, store, corpus)
+    assert all(s.rc in (0, None) for s in merge.steps if not s.name.startswith("Verdict")), merge.log
+    nightly = merge.checkout / "nightly"
+    listed = {kind: (nightly / f"{kind}.txt").read_text().splitlines() for kind in ("new", "unsure", "replaced")}
+    assert {kind: {line.split()[0] for line in lines} for kind, lines in listed.items()} == {
+        "new": new, "unsure": {unsure}, "replaced": {name}}, merge.log
+    assert listed["unsure"][0].endswith(": unsure (not reproduced in 3 trials; re-run with more --trials in RUN_ARGS)")
+    assert listed["replaced"][0].endswith(f", replacing {known} ({len(larger['transcript']['turns'])} turns)")
+    assert set(entries(merge.checkout / "corpora")) == new | {unsure, name}  # what the pull request proposes
+    counts = {"new finding(s)": len(new), "unsure finding(s)": 1, "known failure(s) found smaller": 1}
+    assert {k: merge.outputs["merge"][k] for k in ("new", "unsure", "replaced", "changed")} == {
+        "new": str(len(new)), "unsure": "1", "replaced": "1",
+        "changed": str(len(new) + 1 + 1 + 1)}  # added, and `known` removed
+    verdict, body = merge.step("Verdict"), (nightly / "pull-request.md").read_text()
+    for where, text in (("verdict", verdict.output), ("summary", merge.summary), ("pull request", body)):
+        said: dict[str, set[int]] = {}
+        for count, label in re.findall(COUNTED, text):
+            said.setdefault(label, set()).add(int(count))
+        assert said == {label: {n} for label, n in counts.items()}, (where, text)
+        for kind, lines in listed.items():  # each list is printed whole under its count
+            assert "\n".join(lines) in text or where == "verdict", (where, kind, text)
+    assert verdict.rc == 1 and "no new finding" not in merge.summary
+    assert merge.step("Propose").would_run
+
+
+def test_an_unsure_finding_is_proposed_but_not_red(finding_night, tmp_path):
+    """The only entry a night adds was reproduced in none of its fresh trials: the night is not red for it (a
+    warning says why, and what to do), and the pull request proposes it as unsure."""
+    first = finding_night
+    found = entries(first.merge.checkout / "corpora")
+    entry = next(e for _, e in sorted(found.items()) if not e.get("cause"))
+    store = tmp_path / "artifacts"
+    shutil.copytree(first.store, store)
+    unsure = _save(store / "shard-1" / "corpus",
+                   _variant(entry, invariant="tool-pairing", fact_kind="structure", trials={"failed": 0, "of": 5}))
+    merge = merge_job(tmp_path / "night", {"SUMMARIZER": FINDS, "PROTOCOL": "messages", "SHARD_COUNT": "2"}, store,
+                      first.merge.checkout / "corpora")
+    assert (merge.outputs["merge"]["new"], merge.outputs["merge"]["unsure"]) == ("0", "1"), merge.log
+    verdict = merge.step("Verdict")
+    assert verdict.rc == 0, merge.log  # the known failures still failing on replay are a warning too
+    assert "::warning title=compaction-harness nightly::1 unsure finding(s) (not red)" in verdict.output
+    assert "no new finding" in merge.summary and unsure in merge.summary
+    assert merge.step("Propose").would_run
+    body = (merge.checkout / "nightly" / "pull-request.md").read_text()
+    assert "### 1 unsure finding(s)" in body and f"{unsure}  tool-pairing (structure)" in body
+    assert "not reproduced in 5 trials; re-run with more --trials in RUN_ARGS" in body
+
+
+# --- the template's own install steps, for real --------------------------------------------------------------
+
+
+def _site_packages_without(directory: Path, *, hidden: tuple[str, ...]) -> Path:
+    """This venv's installed distributions, as links in `directory`, less the harness itself, pip and the `hidden`
+    ones, and less every .pth file (this venv's editable harness is one)."""
+    site = Path(sysconfig.get_paths()["purelib"])
+    left_out = set()
+    for name in ("compaction-harness", "pip", *hidden):
+        left_out |= {f.parts[0] for f in importlib.metadata.distribution(name).files or [] if f.parts[0] != ".."}
+    directory.mkdir(parents=True)
+    for item in site.iterdir():
+        if item.name in left_out or item.suffix == ".pth" or item.name.startswith("__editable__"):
+            continue
+        (directory / item.name).symlink_to(item)
+    return directory
+
+
+def _wheel_of_installed(name: str, wheelhouse: Path) -> Path:
+    """A wheel of an installed pure-Python distribution, made of its installed files (RECORD written anew)."""
+    dist = importlib.metadata.distribution(name)
+    files = [f for f in dist.files or [] if f.parts[0] != ".." and "__pycache__" not in f.parts
+             and f.name not in ("RECORD", "INSTALLER", "REQUESTED", "direct_url.json")]
+    info = next(f.parts[0] for f in files if f.parts[0].endswith(".dist-info"))
+    assert "Tag: py3-none-any" in (Path(dist.locate_file(info)) / "WHEEL").read_text(), f"{name} is not pure Python"
+    wheelhouse.mkdir(parents=True, exist_ok=True)
+    wheel = wheelhouse / f"{info.removesuffix('.dist-info')}-py3-none-any.whl"
+    record = []
+    with zipfile.ZipFile(wheel, "w") as archive:
+        for f in files:
+            data = Path(dist.locate_file(f)).read_bytes()
+            archive.writestr(f.as_posix(), data)
+            digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+            record.append(f"{f.as_posix()},sha256={digest},{len(data)}")
+        archive.writestr(f"{info}/RECORD", "\n".join([*record, f"{info}/RECORD,,"]) + "\n")
+    return wheel
+
+
+def _fresh_venv(path: Path, dependencies: Path) -> Path:
+    """A new virtualenv (with its own pip) that sees `dependencies` as installed, through a .pth file."""
+    base = getattr(sys, "_base_executable", None) or sys.executable
+    subprocess.run([base, "-m", "venv", str(path)], check=True, capture_output=True, timeout=120)
+    # the setuptools ensurepip brings (3.11's, with no bdist_wheel of its own) would hide the project's
+    subprocess.run([str(path / "bin" / "python"), "-m", "pip", "uninstall", "--yes", "--quiet", "setuptools"],
+                   check=True, capture_output=True, timeout=120, env={"PATH": "/usr/bin:/bin", "HOME": str(path)})
+    site = next(path.glob("lib/python*/site-packages"))
+    (site / "project-dependencies.pth").write_text(f"{dependencies}\n")
+    return path
+
+
+def _in(venv: Path, code: str) -> subprocess.CompletedProcess:
+    """Python `code` run by the venv's interpreter, from the venv (not this checkout: its harness/ is importable)."""
+    return subprocess.run([str(venv / "bin" / "python"), "-c", code], capture_output=True, text=True, timeout=60,
+                          cwd=venv, env={"PATH": "/usr/bin:/bin", "HOME": str(venv)})
+
+
+# a team's own project, as `pip install -e .` finds it: its summarizer (it keeps the last message only) is
+# importable once installed, and only then (src/ layout)
+TEAM_PROJECT = {
+    "pyproject.toml": '[build-system]\nrequires = ["setuptools>=64"]\nbuild-backend = "setuptools.build_meta"\n\n'
+                      '[project]\nname = "team-compact"\nversion = "0.1.0"\n\n'
+                      '[tool.setuptools.packages.find]\nwhere = ["src"]\n',
+    "src/team_compact/__init__.py": "def summarize(messages, budget):\n    return messages[-1:]\n",
+}
+
+
+def test_the_template_s_own_installs_run_a_night(tmp_path):
+    """Each job's install step, as the template ships it, run with a real pip into a fresh virtualenv, and a night
+    run with what it installed: the shard against a real redis-server at the template's DATABASE_URL.
+
+    Nothing is downloaded: PIP_NO_INDEX; the harness's dependencies are this venv's, seen through a .pth file;
+    build isolation is off (PIP_NO_BUILD_ISOLATION=0, pip's env spelling of --no-build-isolation); and
+    `git+https://github.com/{HARNESS_REPO}@{HARNESS_REF}` is a clone of this repository's HEAD, through a git
+    `url.<file URL>.insteadOf https://github.com/` in GIT_CONFIG_GLOBAL. The redis client is NOT among the
+    dependencies it sees: pip finds it in a local wheelhouse only, so only the `[redis]` extra installs it, and
+    a shard installed without the extra stops at exit 2 (what the first users of this template met).
+    The redis-server listens on a free port of 127.0.0.1: the URL is the template's with that port.
+    """
+    from tests.test_sharing import RedisServer
+
+    if shutil.which("git") is None:
+        if os.environ.get("CI") or os.environ.get("COMPACTION_HARNESS_REQUIRE_ASSETS"):
+            pytest.fail("git is not installed: pip installs the harness from a git URL")
+        pytest.skip("git is not installed: pip installs the harness from a git URL")
+    wf = workflow()
+    server = RedisServer(tmp_path)
+    try:
+        dependencies = _site_packages_without(tmp_path / "dependencies", hidden=("redis",))
+        wheelhouse = tmp_path / "wheelhouse"
+        _wheel_of_installed("redis", wheelhouse)
+        github = tmp_path / "github"  # https://github.com/OWNER/NAME is github/OWNER/NAME here
+        subprocess.run(["git", "clone", "--quiet", "--bare", str(ROOT), str(github / wf["env"]["HARNESS_REPO"])],
+                       check=True, capture_output=True, timeout=120)
+        head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], check=True, capture_output=True,
+                              text=True).stdout.strip()
+        gitconfig = tmp_path / "gitconfig"
+        gitconfig.write_text(f'[url "{github.as_uri()}/"]\n\tinsteadOf = https://github.com/\n')
+        template = urlsplit(wf["env"]["DATABASE_URL"])
+        database = template._replace(netloc=f"{template.hostname}:{server.port}").geturl()
+        env = {**SMALL, "SUMMARIZER": "team_compact:summarize", "PROTOCOL": "messages", "SUMMARIZER_ARGS": "",
+               "SHARD_COUNT": "1", "EXAMPLES": "6", "MAX_TURNS": "80", "DATABASE_URL": database, "HARNESS_REF": head,
+               "PIP_NO_INDEX": "1", "PIP_FIND_LINKS": str(wheelhouse), "PIP_NO_BUILD_ISOLATION": "0",
+               "PIP_DISABLE_PIP_VERSION_CHECK": "1", "PIP_CONFIG_FILE": os.devnull,
+               "GIT_CONFIG_GLOBAL": str(gitconfig), "GIT_CONFIG_NOSYSTEM": "1"}
+        store = tmp_path / "artifacts"
+        venvs = {job: _fresh_venv(tmp_path / f"venv-{job}", dependencies) for job in ("shard", "merge")}
+
+        shard = run_job("shard", checkout(tmp_path / "shard", None, TEAM_PROJECT), tmp_path / "work-shard", env=env,
+                        store=store, matrix={"shard": 0}, venv=venvs["shard"])
+        install = shard.step("Install")
+        assert install.rc == 0 and re.search(r"Successfully installed .*compaction-harness-", install.output), shard.log
+        assert re.search(r"Successfully installed .*redis-", install.output), shard.log  # the extra, from wheelhouse/
+        assert shard.outputs["run"]["status"] == "1" and shard.step("Verdict").rc == 0, shard.log
+        harness = str(venvs["shard"] / "bin" / "compaction-harness")
+        assert shard.argv and all(call["harness"] == harness for call in shard.argv)
+        run = build_parser().parse_args(next(call["argv"] for call in shard.argv if call["argv"][0] == "run"))
+        assert run.database == database and server.keys() > 0  # the shard kept its findings in the Redis
+        where = _in(venvs["shard"], "import harness, redis, team_compact; print(harness.__file__, redis.__file__, "
+                                    "team_compact.__file__)")
+        assert where.returncode == 0, where.stderr
+        site = str(next(venvs["shard"].glob("lib/python*/site-packages")))
+        assert where.stdout.split() == [f"{site}/harness/__init__.py", f"{site}/redis/__init__.py",
+                                        str(shard.checkout / "src" / "team_compact" / "__init__.py")]
+
+        merge = run_job("merge", checkout(tmp_path / "merge", None, TEAM_PROJECT), tmp_path / "work-merge", env=env,
+                        store=store, needs={"shard": {"result": "success"}}, venv=venvs["merge"])
+        install = merge.step("Install")
+        assert install.rc == 0 and re.search(r"Successfully installed .*compaction-harness-", install.output), merge.log
+        assert "No module named 'redis'" in _in(venvs["merge"], "import redis").stderr  # the merge installs no extra
+        assert all(call["harness"] == str(venvs["merge"] / "bin" / "compaction-harness") for call in merge.argv)
+        assert all(s.rc in (0, None) for s in merge.steps if not s.name.startswith("Verdict")), merge.log
+        assert merge.outputs["shards"]["problems"] == "0" and int(merge.outputs["merge"]["new"]) > 0, merge.log
+        assert merge.step("Verdict").rc == 1 and "new finding(s)" in merge.step("Verdict").output  # red for those only
+        assert (store / "nightly" / "nightly" / "nightly.html").is_file()
     finally:
         server.stop()
