@@ -747,6 +747,14 @@ def test_a_shard_that_could_not_run_fails_the_night_with_its_own_reason(tmp_path
         assert f"::error title=compaction-harness nightly::{said}" in verdict.output, merge.log
         assert f"- :x: {said}" in merge.summary
     assert "no new finding" in merge.summary  # and still red
+    # a merge job that could not install says so too, after the shards
+    broken = merge_job(tmp_path / "broken", {**env, "HARNESS_REF": "main"}, store, None, shards="failure")
+    assert not broken.step("Replay").would_run and broken.step("Verdict").rc == 1, broken.log
+    assert broken.step("Verdict").output.splitlines()[-1] == (
+        "::error title=compaction-harness nightly::the harness was not installed, so nothing was replayed, merged or "
+        "drawn: HARNESS_REF is 'main': set it to the full 40-hex commit of OWNER/compaction-harness to install (see the "
+        "comment above it)")
+    assert f"- :x: shard 1: {install}" in broken.summary
 
 
 class _Links(HTMLParser):
