@@ -264,3 +264,21 @@ def test_dedupe_with_a_summarizer_replays_and_keeps_a_failing_entry(tmp_path, ca
     capsys.readouterr()
     assert main(["corpus", "dedupe", str(corpus), "--summarizer", mutant, "--inline"]) == 0
     assert entry_path.exists() and not (corpus / entry_name(passing)).exists()
+
+
+def test_corpus_changes_tells_new_unsure_and_replaced_by_dedupes_own_grouping(tmp_path, capsys):
+    before, after = tmp_path / "before", tmp_path / "after"
+    known, _ = save_entry(_entry(9), before)
+    save_entry(_entry(9), after)
+    smaller, _ = save_entry(dataclasses.replace(_entry(5), summarizer="other:fn"), after)  # another failure: new
+    one_off, _ = save_entry(dataclasses.replace(_entry(4, "threshold-exact"), trials=(0, 3)), after)
+    old_drop, _ = save_entry(dataclasses.replace(_entry(8, "literal-verbatim"), cause="dropped"), before)
+    new_drop, _ = save_entry(dataclasses.replace(_entry(3, "commitment-retained"), cause="dropped"), after)  # same cause
+    report = tmp_path / "changes.json"
+    assert main(["corpus", "changes", str(before), str(after), "--report-json", str(report)]) == 0
+    document = json.loads(report.read_text())
+    assert [r["entry"] for r in document["new"]] == [smaller.name]
+    assert [r["entry"] for r in document["unsure"]] == [one_off.name]
+    assert [(r["entry"], r["replacing"]) for r in document["replaced"]] == [(new_drop.name, old_drop.name)]
+    assert document["removed"] == []
+    assert "1 new, 1 unsure, 1 replaced, 0 removed" in capsys.readouterr().out

@@ -21,8 +21,8 @@ from harness._base._files import output_dir, read_json_file
 from harness._app._compare import compare, comparison_dict, render_comparison_text
 from harness._app._outcome import ExitCode
 from harness._app.calling._options import CallOptions
-from harness._app.corpus._entries import (Corpus, CorpusSaver, dedupe_corpus, entry_from_dict, load_corpus, load_entry,
-                                          merge_corpora, save_entry)
+from harness._app.corpus._entries import (Corpus, CorpusSaver, corpus_changes, dedupe_corpus, entry_from_dict,
+                                          load_corpus, load_entry, merge_corpora, save_entry)
 from harness._app.corpus._replay import Replayer, replay_corpus
 from harness._app.cli._outputs import Outputs, report_problems
 from harness._app.fuzzing._fuzz import DEFAULT_FUZZ_TIME, FuzzConfig, fuzz, merge_inputs
@@ -297,6 +297,8 @@ def _corpus(args, outputs: Outputs) -> ExitCode:
         added = sum(save_entry(entry, args.directory)[1] for entry in entries)
         print(f"added {added} new entr{'y' if added == 1 else 'ies'} to {args.directory}")
         return ExitCode.OK
+    if args.corpus_command == "changes":
+        return _changes(args, outputs)
     if args.corpus_command == "merge":
         added, present, read = merge_corpora(args.directory, args.sources)
         _print_unreadable(read)
@@ -312,6 +314,33 @@ def _corpus(args, outputs: Outputs) -> ExitCode:
     print(f"removed {len(removed)} duplicate entr{'y' if len(removed) == 1 else 'ies'}, "
           f"{len(read.errors)} unreadable left alone")
     return ExitCode.USAGE if read.errors else ExitCode.OK
+
+
+def _changes(args, outputs: Outputs) -> ExitCode:
+    """``corpus changes``: one line per change, and the lists as JSON (what the nightly template counts)."""
+    for directory in (args.before, args.after):
+        read = load_corpus(directory)
+        if read.errors:
+            _print_unreadable(read)
+            return ExitCode.USAGE
+    changes = corpus_changes(args.before, args.after)
+
+    def row(path, entry, **more) -> dict:
+        return {"entry": path.name, "invariant": entry.invariant, "fact_kind": entry.fact_kind,
+                "turns": len(entry.transcript.turns), "summarizer": entry.summarizer,
+                "trials": None if entry.trials is None else {"failed": entry.trials[0], "of": entry.trials[1]}, **more}
+
+    document = {"new": [row(*item) for item in changes.new], "unsure": [row(*item) for item in changes.unsure],
+                "replaced": [row(path, entry, replacing=old.name, replacing_turns=len(was.transcript.turns))
+                             for path, entry, old, was in changes.replaced],
+                "removed": [row(*item) for item in changes.removed]}
+    for title, rows in document.items():
+        for r in rows:
+            print(f"{title:8} {r['entry']}  {printable(r['invariant'])} ({printable(r['fact_kind'] or 'structure')}), "
+                  f"{r['turns']} turns" + (f", replacing {r['replacing']}" if "replacing" in r else ""))
+    print(", ".join(f"{len(rows)} {title}" for title, rows in document.items()))
+    problems = outputs.write({"report_json": lambda: json.dumps(document, indent=2, ensure_ascii=False) + "\n"})
+    return report_problems(problems, ExitCode.OK)
 
 
 def _shrink(args, outputs: Outputs) -> ExitCode:

@@ -52,7 +52,7 @@ def main(argv: list[str] | None = None) -> ExitCode:
     previous = {sig: signal.signal(sig, _interrupt) for sig in _STOP_SIGNALS} if in_main_thread else {}
     outputs = Outputs({})
     try:
-        if args.command not in ("corpus", "oracles"):
+        if args.command not in ("corpus", "oracles") or getattr(args, "corpus_command", None) == "changes":
             outputs = Outputs.check(args)
         if args.command in ("run", "shrink", "fuzz", "replay", "compare"):
             check_prompt(args)

@@ -392,6 +392,11 @@ def build_parser() -> argparse.ArgumentParser:
     merge = _command(corpus_sub, corpus, "merge", help="merge the corpora of several CI shards into one", parents=[kinds])
     merge.add_argument("directory", metavar="DEST", help="the corpus to merge into (created if missing)")
     merge.add_argument("sources", nargs="+", metavar="SRC", help="corpus directories to merge from")
+    changes = _command(corpus_sub, corpus, "changes", parents=[kinds],
+                       help="what a corpus gained from BEFORE to AFTER: new failures, unsure ones, entries replaced")
+    changes.add_argument("before", metavar="BEFORE", help="a copy of the corpus before merge and dedupe")
+    changes.add_argument("after", metavar="AFTER", help="the corpus after them")
+    changes.add_argument("--report-json", metavar="FILE", help="also write the lists as JSON")
     dedupe = _command(corpus_sub, corpus, "dedupe",  # --extend, for the kinds, is a call option here
                       help="keep one entry per root cause and fact kind: the one failing most surely, then the smallest")
     dedupe.add_argument("directory", metavar="DIR", help="the corpus directory")

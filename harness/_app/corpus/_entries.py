@@ -30,7 +30,8 @@ from harness._base._protocol import PROTOCOLS
 from harness._base._schema import Reader, check_version
 
 __all__ = ["CORPUS_VERSION", "CorpusEntry", "Corpus", "entry_to_dict", "entry_from_dict", "entry_name", "save_entry",
-           "load_entry", "load_corpus", "merge_corpora", "dedupe_corpus", "CorpusSaver", "entry_of"]
+           "load_entry", "load_corpus", "merge_corpora", "dedupe_corpus", "CorpusSaver", "entry_of",
+           "failure_key", "CorpusChanges", "corpus_changes"]
 
 CORPUS_VERSION = 1
 
@@ -223,9 +224,7 @@ def dedupe_corpus(directory: str | Path, still_fails: Callable[[Path, CorpusEntr
     corpus = load_corpus(directory)
     groups: dict[tuple, list[tuple[Path, CorpusEntry]]] = {}
     for path, entry in corpus.entries:
-        key = (entry.summarizer, entry.dialect, entry.cause, entry.fact_kind) if entry.cause else \
-            (entry.summarizer, entry.invariant, entry.fact_kind, entry.evidence)
-        groups.setdefault(key, []).append((path, entry))
+        groups.setdefault(failure_key(entry), []).append((path, entry))
     removed = []
     for members in groups.values():
         if len(members) < 2:
@@ -237,6 +236,41 @@ def dedupe_corpus(directory: str | Path, still_fails: Callable[[Path, CorpusEntr
             path.unlink(missing_ok=True)  # another dedupe may have removed it first
             removed.append(path)
     return removed, corpus
+
+
+def failure_key(entry: CorpusEntry) -> tuple:
+    """What ``dedupe_corpus`` keeps one entry of: an obligation the compactor dropped, per summarizer, dialect and
+    fact kind; any other failure per summarizer, invariant, fact kind and evidence."""
+    if entry.cause:
+        return ("cause", entry.summarizer, entry.dialect, entry.cause, entry.fact_kind)
+    return (entry.summarizer, entry.invariant, entry.fact_kind, entry.evidence)
+
+
+@dataclass(frozen=True, slots=True)
+class CorpusChanges:
+    """What a corpus gained between two states of it (before and after ``merge`` and ``dedupe``): entries of a
+    failure it had no entry of (``new``), of those the ones a summarizer that varies never reproduced in the
+    fresh trials that confirmed them (``unsure``: perhaps one random hit), entries that took the place of a
+    removed one of the same failure (``replaced``: new name -> the old), and removals nothing replaced."""
+
+    new: tuple[tuple[Path, CorpusEntry], ...]
+    unsure: tuple[tuple[Path, CorpusEntry], ...]
+    replaced: tuple[tuple[Path, CorpusEntry, Path, CorpusEntry], ...]
+    removed: tuple[tuple[Path, CorpusEntry], ...]
+
+
+def corpus_changes(before: str | Path, after: str | Path) -> CorpusChanges:
+    """The changes from corpus directory ``before`` to ``after`` (both must load: see ``CorpusChanges``)."""
+    old = {path.name: (path, entry) for path, entry in load_corpus(before).entries}
+    now = {path.name: (path, entry) for path, entry in load_corpus(after).entries}
+    added = [now[name] for name in sorted(now.keys() - old.keys())]
+    gone = {failure_key(entry): (path, entry) for path, entry in (old[n] for n in sorted(old.keys() - now.keys()))}
+    replaced = [(path, entry, *gone[failure_key(entry)]) for path, entry in added if failure_key(entry) in gone]
+    rest = [(path, entry) for path, entry in added if failure_key(entry) not in gone]
+    unsure = [(path, entry) for path, entry in rest if entry.trials is not None and entry.trials[1] and not entry.trials[0]]
+    taken = {old_path.name for *_, old_path, _ in replaced}
+    return CorpusChanges(tuple(item for item in rest if item not in unsure), tuple(unsure), tuple(replaced),
+                         tuple(item for key, item in gone.items() if item[0].name not in taken))
 
 
 def _surely(entry: CorpusEntry) -> float:
