@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from fractions import Fraction
 from pathlib import Path
@@ -105,6 +106,9 @@ def test_two_summarizers_that_answer_alike_at_random_differ_in_nothing(monkeypat
         base, other = comparison.sides
         assert comparison.new(other) == {} and comparison.fixed(other) == {}, seed
         assert comparison.exit_code == 0
+        crashed = dataclasses.replace(comparison, rated=dataclasses.replace(comparison.rated,
+                                                                            summarizer_failed=("x: raised: boom",)))
+        assert crashed.exit_code == 3  # a trial the summarizer failed in was not judged: never a clean exit 0
         raw_differences += {f.key for f in base.run.failures} != {f.key for f in other.run.failures}
     assert raw_differences  # the runs found different failures: a gate on what each found would have said new
 

@@ -190,7 +190,8 @@ class Comparison:
         """As ``run``'s: 1 a later side introduces a failure; 3 some side's summarizer itself failed; 4 some side
         was not judged completely (or not run at all); 0 only when every side was judged cleanly."""
         return exit_code(violated=any(self.new(side) for side in self.sides[1:]),
-                         summarizer_failed=any(side.infra_where() for side in self.sides),
+                         summarizer_failed=any(side.infra_where() for side in self.sides)
+                         or (self.rated is not None and bool(self.rated.summarizer_failed)),
                          incomplete=bool(self.not_run) or any(side.incomplete for side in self.sides)
                          or (self.rated is not None and self.rated.incomplete is not None))
 
@@ -282,6 +283,7 @@ def comparison_dict(comparison: Comparison) -> dict[str, Any]:
         "rates": None if rated is None else {
             "test": _TEST, "family_alpha": FAMILY_ALPHA, "tests": rated.tests, "alpha": rated.alpha,
             "trials": rated.trials, "settle_trials": rated.settle, "incomplete": rated.incomplete,
+            "summarizer_failed": list(rated.summarizer_failed),
             "failures": [{**_key_dict(k, rated.details[k]), "rates": [r.to_dict() for r in rated.rates[k]],
                           "against_baseline": [{"change": str(v.change), "p_value": v.p_value}
                                                for v in (rated.verdict(k, i) for i in range(1, len(comparison.sides)))]}
@@ -347,6 +349,7 @@ def render_comparison_text(comparison: Comparison) -> str:
                       + (", each looked at twice)." if rated.settle else ").")]
         if rated.incomplete:
             lines.append(f"! {rated.incomplete}")
+        lines += [f"! a summarizer failed in a trial (not counted): {failure}" for failure in rated.summarizer_failed[:5]]
     for side in comparison.sides[1:]:
         new, fixed, unsure = comparison.new(side), comparison.fixed(side), comparison.unsure(side)
         lines.append("")

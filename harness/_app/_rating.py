@@ -17,10 +17,9 @@ from dataclasses import dataclass
 from harness._app._progress import Progress
 from harness._app._rates import Change, Rate, RateVerdict, family_threshold, judge_rates
 from harness._app.corpus._entries import CorpusEntry, entry_of
-from harness._app.corpus._replay import Replay, recorded_protocol, run_trials
+from harness._app.corpus._replay import Replay, Replayer, run_trials
 from harness._app.running._options import RunConfig
 from harness._app.running._results import RunResult
-from harness._app.running._run import open_summarizer
 
 __all__ = ["Rated", "FailureKey", "rate_failures"]
 
@@ -33,7 +32,8 @@ FailureKey = tuple[str, str, str]
 class Rated:
     """Per failure, its rate on every side (in side order) and what it is; ``alpha`` is each test's threshold
     (``harness._app._rates.family_threshold``), ``tests`` how many tests it counts (each looked at twice when
-    unsure ones were settled); ``incomplete`` says why some trials were not asked (an interrupt)."""
+    unsure ones were settled); ``incomplete`` says why some trials were not asked (an interrupt), and
+    ``summarizer_failed`` where a summarizer failed in a trial (that trial is not counted)."""
 
     rates: Mapping[FailureKey, tuple[Rate, ...]]
     details: Mapping[FailureKey, str]
@@ -42,6 +42,7 @@ class Rated:
     trials: int
     settle: int
     incomplete: str | None = None
+    summarizer_failed: tuple[str, ...] = ()  # each time a summarizer itself failed in a trial (raised, hung, garbage)
 
     def verdict(self, key: FailureKey, side: int) -> RateVerdict:
         """The change of ``key`` from the baseline (side 0) to ``side``."""
@@ -82,11 +83,22 @@ def rate_failures(configs: Sequence[RunConfig], runs: Sequence[RunResult], repla
 
     progress = Progress(len(probes) * len(configs), label="rating", quiet=quiet)
     incomplete = None
+    failures: list[str] = []  # the summarizer failing in a trial: that side is not judged there
+    entries = [p.entry for p in probes.values()]
+
+    def ask(replayer: Replayer, probe: _Probe, n: int, config: RunConfig) -> Rate:
+        count = run_trials(probe.entry, replayer.summarizer_for(probe.entry, recorded=probe.from_corpus),
+                           config.judging, n)
+        if count.infra is not None:
+            failures.append(f"{config.calling.summarizer}: {count.infra.kind}: {count.infra.message}")
+        return Rate(count.failed, count.done)
+
     try:
         for side, config in enumerate(configs):
-            with _Askers(config, probes) as ask:
+            with Replayer(config, entries) as replayer:
                 for key, probe in probes.items():
-                    rates[key][side] = _first_rate(key, probe, side, replays[side], ask, trials)
+                    rates[key][side] = _first_rate(key, probe, side, replays[side],
+                                                   lambda p, n: ask(replayer, p, n, config), trials)
                     progress.advance()
         alpha, _ = threshold()
         unsure = [key for key in probes if any(judge_rates(rates[key][0], rate, alpha=alpha).change is Change.UNSURE
@@ -95,9 +107,9 @@ def rate_failures(configs: Sequence[RunConfig], runs: Sequence[RunResult], repla
             progress.finish()
             progress = Progress(len(unsure) * len(configs), label="settling", quiet=quiet)
             for side, config in enumerate(configs):
-                with _Askers(config, probes) as ask:
+                with Replayer(config, entries) as replayer:
                     for key in unsure:
-                        rates[key][side] = rates[key][side].plus(ask(probes[key], settle))
+                        rates[key][side] = rates[key][side].plus(ask(replayer, probes[key], settle, config))
                         progress.advance()
     except KeyboardInterrupt:
         incomplete = "the trials rating each failure were interrupted: rates count the trials asked until then"
@@ -105,7 +117,7 @@ def rate_failures(configs: Sequence[RunConfig], runs: Sequence[RunResult], repla
         progress.finish()
     alpha, tests = threshold()
     return Rated({k: tuple(v) for k, v in rates.items()}, {k: p.detail for k, p in probes.items()}, alpha, tests,
-                 trials, settle, incomplete)
+                 trials, settle, incomplete, tuple(dict.fromkeys(failures)))
 
 
 def _probes(configs: Sequence[RunConfig], runs: Sequence[RunResult], replays: Sequence[Replay | None]
@@ -139,27 +151,3 @@ def _first_rate(key: FailureKey, probe: _Probe, side: int, replay: Replay | None
         if outcome is not None and outcome.trials is not None and outcome.trials[1]:
             return Rate(*outcome.trials)
     return ask(probe, trials)
-
-
-class _Askers:
-    """One side's summarizers for the trials, opened as a replay opens them (per recorded protocol, with room
-    for the largest entry's result), and closed together."""
-
-    def __init__(self, config: RunConfig, probes: Mapping[FailureKey, _Probe]):
-        self._config = config
-        self._largest = max((p.entry.budget for p in probes.values()), default=None)
-        self._open: dict[str | None, object] = {}
-
-    def __enter__(self):
-        return self
-
-    def __call__(self, probe: _Probe, trials: int) -> Rate:
-        recorded = recorded_protocol(probe.entry, self._config.calling.summarizer) if probe.from_corpus else None
-        if recorded not in self._open:
-            self._open[recorded] = open_summarizer(self._config, recorded_protocol=recorded, budget=self._largest)
-        count = run_trials(probe.entry, self._open[recorded], self._config.judging, trials)
-        return Rate(count.failed, count.done)
-
-    def __exit__(self, *exc) -> None:
-        for summarizer in self._open.values():
-            summarizer.close()

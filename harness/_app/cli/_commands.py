@@ -307,7 +307,7 @@ def _corpus(args, outputs: Outputs) -> ExitCode:
     if args.summarizer is None:
         removed, read = dedupe_corpus(args.directory)
     else:
-        with Replayer(run_config(args), load_corpus(args.directory).entries) as replay:
+        with Replayer(run_config(args), (entry for _, entry in load_corpus(args.directory).entries)) as replay:
             removed, read = dedupe_corpus(args.directory,
                                           still_fails=lambda path, entry: replay(path, entry).status == "failing")
     _print_unreadable(read)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -150,19 +151,24 @@ class Replayer:
     for the largest entry's result), and closing them together: what ``replay`` and ``corpus dedupe
     --summarizer`` judge entries with."""
 
-    def __init__(self, config: RunConfig, entries: tuple[tuple[Path, CorpusEntry], ...]):
+    def __init__(self, config: RunConfig, entries: Iterable[CorpusEntry]):
         self._config = config
-        self._largest = max((entry.budget for _, entry in entries), default=None)  # the result size it may need
+        self._largest = max((entry.budget for entry in entries), default=None)  # the result size it may need
         self._open: dict[str | None, Summarizer] = {}
 
     def __enter__(self) -> Replayer:
         return self
 
     def __call__(self, path: Path, entry: CorpusEntry) -> ReplayOutcome:
-        recorded = recorded_protocol(entry, self._config.calling.summarizer)
-        if recorded not in self._open:
-            self._open[recorded] = open_summarizer(self._config, recorded_protocol=recorded, budget=self._largest)
-        return replay_entry(path, entry, self._open[recorded], self._config)
+        return replay_entry(path, entry, self.summarizer_for(entry), self._config)
+
+    def summarizer_for(self, entry: CorpusEntry, *, recorded: bool = True) -> Summarizer:
+        """The summarizer that judges ``entry``: with the protocol it recorded for this summarizer, if any (and
+        ``recorded``: a run's own finding is asked as its run asked it)."""
+        protocol = recorded_protocol(entry, self._config.calling.summarizer) if recorded else None
+        if protocol not in self._open:
+            self._open[protocol] = open_summarizer(self._config, recorded_protocol=protocol, budget=self._largest)
+        return self._open[protocol]
 
     def __exit__(self, *exc) -> None:
         for summarizer in self._open.values():
@@ -184,7 +190,7 @@ def replay_corpus(directory: str | Path, config: RunConfig) -> Replay:
     outcomes = []
     interrupted = False
     try:
-        with Replayer(config, corpus.entries) as replay:
+        with Replayer(config, (entry for _, entry in corpus.entries)) as replay:
             for path, entry in corpus.entries:
                 outcomes.append(replay(path, entry))
                 progress.advance()
