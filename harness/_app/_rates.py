@@ -108,9 +108,9 @@ def family_threshold(tables: Sequence[tuple[Rate, Rate]], *, looks: int = 1) -> 
     reach ``FAMILY_ALPHA / (m * looks)`` at all (Tarone)."""
     best = [_best_p(base, other) for base, other in tables]
     for m in range(1, len(tables) + 1):
-        if sum(p <= FAMILY_ALPHA / (m * looks) for p in best) <= m:
-            return FAMILY_ALPHA / (m * looks), m
-    return FAMILY_ALPHA / (max(1, len(tables)) * looks), len(tables)
+        if sum(p <= alpha_per_test(m * looks) for p in best) <= m:
+            return alpha_per_test(m * looks), m
+    return alpha_per_test(max(1, len(tables)) * looks), len(tables)
 
 
 def _best_p(base: Rate, other: Rate) -> float:
