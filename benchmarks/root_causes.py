@@ -9,7 +9,7 @@ ledger does not hold in flight), outside ``tool-pairing`` findings. Run it befor
 
     python benchmarks/root_causes.py --examples 60 --seed 5
 
-``--third-party`` measures six real compactors instead (LangChain, AutoGen, agentfit-py,
+``--third-party`` measures seven real compactors instead (LangChain, AutoGen, agentfit-py,
 agentic-context-compaction; ``benchmarks/third_party.py`` says how each is wrapped), with the Python of an
 environment where they are installed.
 """
@@ -37,7 +37,7 @@ COMPACTORS = (
 
 THIRD_PARTY = tuple(f"benchmarks.third_party:{name}" for name in (
     "langchain_trim_last", "langchain_trim_first", "autogen_buffered", "autogen_head_tail", "agentfit_compact",
-    "agentic_compaction"))
+    "agentic_compaction", "agentic_first_last"))
 
 
 def malformed(transcript) -> int:
@@ -78,7 +78,7 @@ def main() -> None:
     parser.add_argument("--examples", type=int, default=60)
     parser.add_argument("--seed", type=int, default=5)
     parser.add_argument("--summarizer", action="append", help="instead of the bundled list (repeatable)")
-    parser.add_argument("--third-party", action="store_true", help="the six real compactors of benchmarks/third_party.py")
+    parser.add_argument("--third-party", action="store_true", help="the real compactors of benchmarks/third_party.py")
     args = parser.parse_args()
     specs = args.summarizer or (THIRD_PARTY if args.third_party else COMPACTORS)
     rows = [(spec, measure(spec, args.examples, args.seed)) for spec in specs]

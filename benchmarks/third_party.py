@@ -18,6 +18,7 @@ virtual environment where the packages are installed:
 | ``autogen_head_tail`` | autogen-core | ``HeadAndTailChatCompletionContext`` | ``n=max(2, budget // 60)``, ``head_size=n // 2``, ``tail_size=n - head_size`` |
 | ``agentfit_compact`` | agentfit-py (``agentfit``) | ``agentfit.fit`` (default ``drop-oldest``) | ``max_tokens=budget`` |
 | ``agentic_compaction`` | agentic-context-compaction (``context_compactor``) | ``ContextCompactor.maybe_compact`` with ``KeepRecentMessages(keep_count=20)`` | ``max_context_tokens=budget`` |
+| ``agentic_first_last`` | agentic-context-compaction | the same with ``KeepFirstLast(keep_first=3, keep_last=7)`` | ``max_context_tokens=budget`` |
 
 The ``budget // 60`` of the AutoGen contexts, which count messages rather than tokens, assumes about 60
 tokens a message; it is the only number here that is ours.
@@ -350,6 +351,21 @@ def agentic_compaction(messages: list[Message], budget: int) -> list[Message]:
     return [copy.deepcopy(m) for m in kept]
 
 
+def agentic_first_last(messages: list[Message], budget: int) -> list[Message]:
+    """``ContextCompactor`` with ``KeepFirstLast(keep_first=3, keep_last=7)``, the package's head-and-tail
+    strategy: it keeps the first three messages (a background job's placeholder among them) while later
+    messages, the job's completion notice too, fall out of its ten-message window."""
+    compactor_module = _require("context_compactor", "agentic-context-compaction", "agentic_first_last")
+    generic = _require("context_compactor.strategies.generic", "agentic-context-compaction", "agentic_first_last")
+    compactor = compactor_module.ContextCompactor(
+        max_context_tokens=budget,
+        strategy=generic.KeepFirstLast(keep_first=3, keep_last=7),
+        token_counter=_ChatTokenCounter(),
+    )
+    kept = _run(compactor.maybe_compact(copy.deepcopy(messages)))
+    return [copy.deepcopy(m) for m in kept]
+
+
 __all__ = [
     "langchain_trim_last",
     "langchain_trim_first",
@@ -357,4 +373,5 @@ __all__ = [
     "autogen_head_tail",
     "agentfit_compact",
     "agentic_compaction",
+    "agentic_first_last",
 ]

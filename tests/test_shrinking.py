@@ -428,3 +428,28 @@ def test_a_minimal_transcript_at_the_compactors_own_window_says_so():
     tail = shrink_transcript(_long_transcript_with_an_early_prohibition(),
                              RunConfig.of(TAIL, isolation="inline", quiet=True, only=("literal-verbatim",)))
     assert all(f.kept_window is None for f in tail.failures)  # a window of tokens: shrunk far below any floor
+    # One turn past the window nothing can be deleted and still fail: delta debugging is not run again there.
+    assert len(failure.transcript.turns) == 12 + 1
+    assert {t.name: t for t in failure.shrink_passes}["drop-turns"].runs == 1
+
+
+def test_a_restart_finds_the_source_turns_of_a_request_a_provider_shape_regrouped():
+    from harness._base._model import ToolCall, Transcript
+    from harness._app.shrinking._moves import source_turns_of
+
+    def call(i):
+        return ToolCall(f"c{i}", "read_file", "{}")
+
+    turns = (Turn(Role.USER, "Check the logs."), Turn(Role.ASSISTANT, "Looking."),
+             Turn(Role.ASSISTANT, "", (call(1),)), Turn(Role.TOOL, "ok", tool_call_id="c1"),
+             Turn(Role.ASSISTANT, "", (call(2), call(3))), Turn(Role.TOOL, "two", tool_call_id="c2"),
+             Turn(Role.TOOL, "three", tool_call_id="c3"))
+    transcript = Transcript(turns=turns)
+    # read back from Responses items: the text and the call after it are one message; a window cut between
+    # the calls of the parallel step keeps one of them
+    regrouped = (Turn(Role.ASSISTANT, "Looking.", (call(1),)), turns[3], Turn(Role.ASSISTANT, "", (call(3),)), turns[6])
+    assert source_turns_of(transcript, regrouped, len(turns)) == [1, 2, 3, 4, 6]
+    assert source_turns_of(transcript, turns[2:4], len(turns)) == [2, 3]
+    summary = (Turn(Role.USER, "Summary: the logs were checked."), turns[6])
+    assert source_turns_of(transcript, summary, len(turns)) is None
+    assert source_turns_of(transcript, turns[5:], 5) is None  # only turns before the round's boundary count

@@ -9,22 +9,16 @@ from typing import Any
 
 from harness._base._kinds import defined_kinds
 from harness._base._model import Consumer, FactKind, Transcript, normalise_kind
-from harness._base._protocol import result_from_dict
 from harness._app._outcome import ExitCode, Stop, exit_code
 from harness._app.calling._summarizer import CallStats
 from harness._app.judging._judge import Evaluation
 from harness._app.judging._survival import Survival
+from harness._app.shrinking._floor import window_floor
 from harness._app.shrinking._tally import PassTally
 from harness._app.running._options import DEFAULT_BUDGET, RunConfig
 
 __all__ = ["Failure", "Unclear", "InfraFailure", "RunResult", "Sessions", "kind_warnings", "unjudged_oracles",
            "turn_stats", "collect_unclear", "ordered_unclear"]
-
-
-#: A minimal transcript at most this many turns longer than the window of at least ``_FLOOR_WINDOW`` messages
-#: its compactor kept verbatim is at that compactor's floor (``Failure.kept_window``).
-_FLOOR_SLACK = 3
-_FLOOR_WINDOW = 8
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,13 +74,9 @@ class Failure:
     @property
     def kept_window(self) -> int | None:
         """How many source messages the failing compaction kept verbatim, when the minimal transcript is at
-        most ``_FLOOR_SLACK`` turns longer: the compactor's own window (it keeps its newest N messages) is then
-        the floor shrinking cannot go under, since it drops nothing from fewer. None otherwise."""
-        if self.context is None or self.boundary is None:
-            return None
-        source = set(self.transcript.turns[:self.boundary])
-        kept = sum(message in source for message in result_from_dict(self.context).messages)
-        return kept if kept >= _FLOOR_WINDOW and len(self.transcript.turns) - kept <= _FLOOR_SLACK else None
+        most ``FLOOR_SLACK`` turns longer: the compactor's own window (it keeps its newest N messages) is then
+        the floor shrinking cannot go under, since it drops nothing from fewer (``shrinking._floor``). None otherwise."""
+        return window_floor(self.transcript, self.boundary, self.context)
 
     @property
     def forced(self) -> bool:

@@ -120,6 +120,41 @@ def call_turns(transcript: Transcript, call_id: str) -> frozenset[int]:
                      if t.tool_call_id == call_id or any(c.id == call_id for c in t.tool_calls))
 
 
+def _pieces(turn: Turn) -> frozenset[tuple[str, str]]:
+    """What a message is made of, as a provider shape may regroup it: its text, each call, the call it answers."""
+    pieces = {("call", c.id) for c in turn.tool_calls}
+    if turn.text.strip():
+        pieces.add((turn.role.value, turn.text))
+    if turn.tool_call_id is not None:
+        pieces.add(("answer", turn.tool_call_id))
+    return frozenset(pieces)
+
+
+def source_turns_of(transcript: Transcript, messages: Sequence[Turn], end: int) -> list[int] | None:
+    """The indices of the source turns (before ``end``) that ``messages`` were made of, in order, or None
+    when a message holds anything the source did not (a summary). A message may be one source turn, or
+    several read back as one (the Responses shape groups an assistant's text with the calls after it),
+    or part of one (a window that cut between the calls of one parallel step): its source turn counts."""
+    turns, found, j = transcript.turns, [], 0
+    for message in messages:
+        wanted = _pieces(message)
+        while j < end and turns[j] != message and not (_pieces(turns[j]) & wanted):
+            j += 1
+        if j >= end:
+            return None
+        if turns[j] == message:
+            found.append(j)
+            j += 1
+            continue
+        while j < end and wanted and _pieces(turns[j]) & wanted:
+            wanted -= _pieces(turns[j])
+            found.append(j)
+            j += 1
+        if wanted:
+            return None
+    return found
+
+
 def with_call_pairs(transcript: Transcript, turns: set[int]) -> set[int]:
     """``turns`` plus the answers to the calls they make and the calls their answers answer, and so on."""
     calls = {c.id: i for i, t in enumerate(transcript.turns) for c in t.tool_calls}

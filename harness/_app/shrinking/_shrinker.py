@@ -67,7 +67,9 @@ from harness._base._model import Tightening, Transcript, Turn, round_budget
 from harness._base._tokens import TokenCounter, count_tokens, message_tokens
 from harness._app.judging._judge import Evaluation, StopJudging, Violation
 from harness._app.shrinking._moves import (call_turns, coalesce, ddmin, fact_units, ledger_turns, minimize, prefix,
-                                           shortened, size, with_call_pairs, without_turns)
+                                           shortened, size, source_turns_of, with_call_pairs,
+                                           without_turns)
+from harness._app.shrinking._floor import window_floor
 from harness._app.shrinking._tally import PassTally
 from harness._app.shrinking._window import subject_window
 
@@ -203,6 +205,8 @@ class Shrinker:
             run("cut-after-failure", self._cut_after_failure)  # the failure shows in an earlier round now
         for _ in range(2):
             before = self.transcript
+            if self._at_floor():
+                break
             run("pin-compactions", self._pin_compactions)
             # The capped, budget-lowering pass first: for a failure that depends on where a window
             # ends it removes what plain ddmin cannot, and it leaves plain ddmin fewer turns to try.
@@ -215,6 +219,12 @@ class Shrinker:
             if self.transcript is before:
                 break
         run("restore-budget", self._restore_budget)
+
+    def _at_floor(self) -> bool:
+        """One turn past the window the failing compaction kept verbatim: a compactor that keeps its newest
+        N messages drops nothing from N, so no deletion can still fail, and each check replays every round."""
+        _, _, boundary, context = self.violation
+        return window_floor(self.transcript, boundary, context, slack=1) is not None
 
     def _cut_after_failure(self) -> None:
         """Turns after the round that showed the violation cannot matter to it: every request up to
@@ -258,14 +268,10 @@ class Shrinker:
         and the budget each of those rounds had."""
         if start >= len(boundaries):
             return None
-        turns, kept, j, boundary = self.transcript.turns, [], 0, boundaries[start]
-        for message in messages:
-            while j < boundary and turns[j] != message:
-                j += 1
-            if j >= boundary:
-                return None
-            kept.append(j)
-            j += 1
+        boundary = boundaries[start]
+        kept = source_turns_of(self.transcript, messages, boundary)
+        if kept is None:
+            return None
         dropped = set(range(boundary)) - set(kept)
         if not dropped and start == 0:
             return None
