@@ -23,7 +23,7 @@ from harness._app.calling._openai import API_KEY_ENV, OPENAI_BASE_URL
 from harness._app.calling._options import DEFAULT_RETRIES, DEFAULT_TIMEOUT
 from harness._app.cli._parser import build_parser
 from harness._app.running._options import (DEFAULT_BUDGET, DEFAULT_MAX_WINDOWS, DEFAULT_SHRINK_CALLS, DEFAULT_TRIALS,
-                                           DEFAULT_TRIGGER)
+                                           DEFAULT_TRIGGER, FAST_CALL_SECONDS, FAST_SHRINK_CALLS)
 from harness._base._calling import DEFAULT_MAX_RESULT_CHARS, RESULT_CHARS_PER_TOKEN
 from harness._base._dialects import DEFAULT_DIALECT
 from strategies import facts, transcripts
@@ -603,7 +603,8 @@ def test_the_help_names_the_defaults_the_run_takes(plugin_help):
         "--summarizer-timeout": f"(default {DEFAULT_TIMEOUT:g})",
         "--summarizer-retries": f"(default {DEFAULT_RETRIES})",
         "--summarizer-trials": f"(default {DEFAULT_TRIALS})",
-        "--summarizer-shrink-calls": f"(default {DEFAULT_SHRINK_CALLS})",
+        "--summarizer-shrink-calls": f"(default {DEFAULT_SHRINK_CALLS}, or {FAST_SHRINK_CALLS} for a summarizer "
+                                     f"answering in under {FAST_CALL_SECONDS * 1000:g} ms a call)",
         "--summarizer-budget": f"(default {DEFAULT_BUDGET})",
         "--summarizer-max-windows": f"(default {DEFAULT_MAX_WINDOWS})",
         "--summarizer-trigger": f"(default {DEFAULT_TRIGGER:g})",

@@ -453,3 +453,23 @@ def test_a_restart_finds_the_source_turns_of_a_request_a_provider_shape_regroupe
     summary = (Turn(Role.USER, "Summary: the logs were checked."), turns[6])
     assert source_turns_of(transcript, summary, len(turns)) is None
     assert source_turns_of(transcript, turns[5:], 5) is None  # only turns before the round's boundary count
+
+
+def test_without_shrink_calls_a_fast_summarizer_may_spend_more_calls_shrinking_than_a_slow_one():
+    from pathlib import Path
+
+    from harness._app.running._options import DEFAULT_SHRINK_CALLS, FAST_SHRINK_CALLS
+    from harness._app.running._run import run
+
+    fixture = Path(__file__).resolve().parent / "fixtures" / "keeps_last.py"
+
+    def allowances(function: str, **options) -> set[int]:
+        result = run(RunConfig.of(f"{fixture}:{function}", examples=20, seed=3, quiet=True, isolation="inline",
+                                  only=("literal-verbatim",), trials=0, **options))
+        assert result.failures
+        return {f.shrink_allowance for f in result.failures}
+
+    assert allowances("summarize") == {FAST_SHRINK_CALLS}
+    assert allowances("summarize_slowly") == {DEFAULT_SHRINK_CALLS}  # 15 ms a call: could be a model
+    assert allowances("summarize_slowly", shrink_calls=10) == {10}  # a given --shrink-calls always wins
+    assert allowances("summarize", shrink_calls=DEFAULT_SHRINK_CALLS) == {DEFAULT_SHRINK_CALLS}

@@ -50,6 +50,7 @@ def report_dict(result: RunResult) -> dict[str, Any]:
             "original_turns": f.original_turns,
             "shrink_checks": f.shrink_checks,
             "shrink_summarizer_calls": f.shrink_calls,
+            "shrink_allowance": f.shrink_allowance,  # the calls it was allowed: --shrink-calls, or chosen by speed
             "spent_tokens": f.spent_tokens,
             "shrink_stopped": f.shrink_stopped,
             "trials": None if f.trials is None else {"failed": f.trials[0], "of": f.trials[1]},

@@ -38,7 +38,7 @@ def clip(text: str, limit: int = 110) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _stopped(stop: Stop, shrink_calls: int) -> str:
+def _stopped(stop: Stop, shrink_calls: int | None) -> str:
     """Why shrinking stopped, as a reader wants it: a spent allowance of calls is "shrunk within N calls"."""
     if stop.reason is StopReason.SHRINK_CALLS:
         return f"shrunk within {shrink_calls} calls (--shrink-calls)"
@@ -79,7 +79,7 @@ def _failure_block(result: RunResult, f: Failure, show_context: bool = False) ->
         lines.append(f"  at the compactor's own floor: it kept {f.kept_window} messages verbatim and drops nothing "
                      f"from fewer, so no transcript much shorter can show this")
     if f.shrink_stopped:
-        lines.append(f"  {_stopped(f.shrink_stopped, result.config.limits.shrink_calls)}: the smallest failing "
+        lines.append(f"  {_stopped(f.shrink_stopped, f.shrink_allowance or result.config.limits.shrink_calls)}: the smallest failing "
                      f"transcript found so far")
     session = _session_line(t, f)
     if session:

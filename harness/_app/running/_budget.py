@@ -5,6 +5,7 @@ Every stop is a ``Stop`` (``harness._app._outcome``), so each command reports it
 
 from __future__ import annotations
 
+import statistics
 import time
 from collections.abc import Callable
 
@@ -13,7 +14,7 @@ from harness._base._protocol import CompactionRequest, CompactionResult
 from harness._app._outcome import Stop, StopReason
 from harness._app.calling._summarizer import Summarizer
 from harness._app.judging._judge import StopJudging
-from harness._app.running._options import Limits
+from harness._app.running._options import DEFAULT_SHRINK_CALLS, FAST_CALL_SECONDS, FAST_SHRINK_CALLS, Limits
 
 __all__ = ["Budget", "asker", "SHRINK_RESERVE", "SHRINK_TIMEOUTS"]
 
@@ -32,19 +33,21 @@ class Budget:
 
     Under ``--max-calls`` (or ``--max-tokens``), exploration stops while ``SHRINK_RESERVE`` calls per
     failure found so far are left; each failure's shrinking may then spend its equal share of what is
-    left (never more than ``--shrink-calls``); trials use what remains after that.
+    left (never more than ``--shrink-calls``); trials use what remains after that. Without
+    ``--shrink-calls``, the allowance is chosen by the summarizer's speed (``shrink_allowance``).
     """
 
     def __init__(self, limits: Limits, summarizer: Summarizer):
         self._deadline = time.monotonic() + limits.max_time if limits.max_time else None
         self._max_time = limits.max_time
-        self._shrink_calls = limits.shrink_calls
+        self._given_shrink_calls = limits.shrink_calls
+        self._shrink_calls = limits.shrink_calls or DEFAULT_SHRINK_CALLS
         self._max_calls = limits.max_calls
         self._max_tokens = limits.max_tokens
         self._trial_reserve = 0  # calls the current failure's trials will need (its trials x its failing round)
         self._summarizer = summarizer
         self._calls_at_start: int | None = None
-        self._allowance = limits.shrink_calls
+        self._allowance = self._shrink_calls
         self._timeouts = 0
         self._reserve = 0  # calls exploration must leave (SHRINK_RESERVE per failure found)
         self._halted = False  # exploration ended early: sessions still running in other threads stop
@@ -65,11 +68,26 @@ class Budget:
     def reserve_for(self, failures: int) -> None:
         self._reserve = SHRINK_RESERVE * failures
 
+    def shrink_allowance(self) -> int:
+        """``--shrink-calls``, or when not given, the default for the summarizer's speed so far: a summarizer
+        answering in under ``FAST_CALL_SECONDS`` a call may spend ``FAST_SHRINK_CALLS``."""
+        if self._given_shrink_calls is not None:
+            return self._given_shrink_calls
+        latencies = self._summarizer.stats.latencies
+        fast = latencies and statistics.median(latencies) < FAST_CALL_SECONDS
+        return FAST_SHRINK_CALLS if fast else DEFAULT_SHRINK_CALLS
+
+    @property
+    def allowance(self) -> int:
+        """The calls the current (or last) failure's shrinking was allowed."""
+        return self._allowance
+
     def start_shrinking(self, failures_left: int = 1) -> None:
-        """A new failure's allowance: ``--shrink-calls``, or its share of what the caps leave."""
+        """A new failure's allowance: ``--shrink-calls`` (or the default for the summarizer's speed), or its
+        share of what the caps leave."""
         self._calls_at_start = self._summarizer.calls
         self._timeouts = 0
-        self._allowance = self._shrink_calls
+        self._shrink_calls = self._allowance = self.shrink_allowance()
         self._trial_reserve = 0
         left = self._calls_left()
         if left is not None:  # the trials that confirm it come out of its share too (see keep_for_trials)
@@ -125,7 +143,8 @@ class Budget:
             if self._allowance < self._shrink_calls:
                 cap = str(self._nearest_cap()).removesuffix(" reached")
                 return Stop(StopReason.CAP_SHARE, f"its share of what {cap} left spent")
-            return Stop(StopReason.SHRINK_CALLS, f"--shrink-calls {self._shrink_calls} spent")
+            chosen = "" if self._given_shrink_calls is not None else " (the default for its speed)"
+            return Stop(StopReason.SHRINK_CALLS, f"--shrink-calls {self._shrink_calls} spent{chosen}")
         if self._timeouts >= SHRINK_TIMEOUTS:
             return Stop(StopReason.TIMEOUTS, f"the summarizer timed out {self._timeouts} times while shrinking")
         return None

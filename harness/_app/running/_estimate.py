@@ -21,7 +21,7 @@ from harness._base._tokens import context_tokens
 from harness._app.judging._session import SessionConfig, run_session
 from harness._app.running._evaluate import token_counter
 from harness._app.running._exploration import generate, probed, run_strategy, stages
-from harness._app.running._options import RunConfig
+from harness._app.running._options import DEFAULT_SHRINK_CALLS, RunConfig
 from oracles import select
 from strategies import Background
 from strategies import expand as expand_skeleton
@@ -41,7 +41,7 @@ class Estimate:
     calls: int  # compactions exploring takes, the determinism probes' second asks included
     prompt_tokens: int  # the contexts those calls are handed, in tokens
     largest_request: int  # the largest context one call is handed, in tokens
-    shrink_calls: int  # the most calls shrinking one finding may make (--shrink-calls)
+    shrink_calls: int  # the most calls shrinking one finding may make (--shrink-calls; a model's default without it)
     trials: int  # fresh asks confirming each finding (--trials)
 
     @property
@@ -94,5 +94,5 @@ def estimate(config: RunConfig, background: Background | None, run_seed: int) ->
 
     generate(stages(generation, judging, background, run_strategy(generation, judging, background)), run_seed, take)
     return Estimate(totals["sessions"], totals["tokens"], totals["calls"], totals["prompt"], totals["largest"],
-                    config.limits.shrink_calls, config.limits.trials)
+                    config.limits.shrink_calls or DEFAULT_SHRINK_CALLS, config.limits.trials)
 

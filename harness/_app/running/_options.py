@@ -18,7 +18,7 @@ from harness._app.calling._options import CallOptions
 from strategies import DEFAULT_MAX_WINDOWS, DEFAULT_TRIGGER
 
 __all__ = ["RunConfig", "Generation", "Judging", "Limits", "UNCLEAR_MODES", "DEFAULT_BUDGET", "DEFAULT_SHRINK_CALLS",
-           "DEFAULT_TRIALS", "DEFAULT_EXAMPLES", "DEFAULT_MAX_WINDOWS", "DEFAULT_TRIGGER"]
+           "FAST_CALL_SECONDS", "FAST_SHRINK_CALLS", "DEFAULT_TRIALS", "DEFAULT_EXAMPLES", "DEFAULT_MAX_WINDOWS", "DEFAULT_TRIGGER"]
 
 #: What an unclear reading does to a run: shown for review (the default), or a failure (``--unclear fail``).
 UNCLEAR_MODES = ("review", "fail")
@@ -27,6 +27,11 @@ DEFAULT_BUDGET = 2000
 #: New summarizer calls one failure's shrinking may make before it reports the smallest transcript so far.
 #: Most failures shrink in a few dozen (benchmarks/shrink_quality.py); this bounds the few that do not.
 DEFAULT_SHRINK_CALLS = 400
+#: Without --shrink-calls, a summarizer whose calls so far took under ``FAST_CALL_SECONDS`` (median) is code, not
+#: a model behind an API (whose answers take a second, not a millisecond), and each of its failures may spend
+#: ``FAST_SHRINK_CALLS``: the checks a failure of many rounds needs cost it a second, not an hour and money.
+FAST_CALL_SECONDS = 0.01
+FAST_SHRINK_CALLS = 1200
 #: Fresh re-asks of each minimal failure (cache bypassed) that confirm it and measure its rate.
 DEFAULT_TRIALS = 3
 #: Transcripts a run generates when not told.
@@ -101,7 +106,8 @@ class Limits:
     max_time: float | None = None  # seconds for the whole run; then a partial report
     max_calls: int | None = None  # new summarizer calls the whole run may make (exploration leaves shrinking some)
     max_tokens: int | None = None  # prompt + completion tokens the whole run may spend, where usage is reported
-    shrink_calls: int = DEFAULT_SHRINK_CALLS  # new calls one failure's shrinking may make
+    # New calls one failure's shrinking may make; None chooses by the summarizer's speed (FAST_SHRINK_CALLS).
+    shrink_calls: int | None = None
     trials: int = DEFAULT_TRIALS  # fresh re-asks confirming each minimal failure (0: none, and no determinism probes)
     stop_on_error: bool = False  # stop at the first summarizer failure
 

@@ -45,6 +45,7 @@ class Failure:
     original_turns: int
     shrink_checks: int
     shrink_calls: int = 0
+    shrink_allowance: int | None = None  # the calls its shrinking was allowed (--shrink-calls, or chosen by speed)
     shrink_stopped: Stop | None = None
     budget: int = DEFAULT_BUDGET  # the budget the minimal transcript fails at (shrinking may lower the run's)
     elided: tuple[tuple[int, int, int], ...] = ()  # merged filler: (turn index, source turns, tokens)

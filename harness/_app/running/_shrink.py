@@ -74,7 +74,7 @@ def shrink_failure(cause: Cause, first: Transcript, summarizer: Summarizer, conf
         boundaries, planned = judged.boundaries, judged.planned
     except StopJudging:
         boundaries, planned = (), ()
-    shrink_calls = budget.shrink_calls()
+    shrink_calls, allowance = budget.shrink_calls(), budget.allowance
     budget.end_shrinking()
     also = () if same[0] else _also_broken(cause, shrunk.transcript, shrunk.budget, summarize, judging, chosen,
                                            summarizer.may_vary)
@@ -90,7 +90,7 @@ def shrink_failure(cause: Cause, first: Transcript, summarizer: Summarizer, conf
                    fact_id=finding.fact_id, detail=finding.detail, expected=finding.expected, found=finding.found,
                    transcript=shrunk.transcript, round=rnd, boundary=boundary, context=context,
                    original_turns=len(first.turns), shrink_checks=shrunk.checks, shrink_calls=shrink_calls,
-                   shrink_stopped=stopped, budget=shrunk.budget, elided=shrunk.elided, trials=confirmed,
+                   shrink_allowance=allowance, shrink_stopped=stopped, budget=shrunk.budget, elided=shrunk.elided, trials=confirmed,
                    boundaries=boundaries, planned=planned, evidence=finding.evidence and str(finding.evidence),
                    outcome=finding.outcome and str(finding.outcome), also=also,
                    also_seen=tuple(sorted(seen)),
