@@ -79,8 +79,8 @@ def _failure_block(result: RunResult, f: Failure, show_context: bool = False) ->
         lines.append(f"  at the compactor's own floor: it kept {f.kept_window} messages verbatim and drops nothing "
                      f"from fewer, so no transcript much shorter can show this")
     if f.shrink_stopped:
-        lines.append(f"  {_stopped(f.shrink_stopped, f.shrink_allowance or result.config.limits.shrink_calls)}: the smallest failing "
-                     f"transcript found so far")
+        allowance = f.shrink_allowance or result.config.limits.shrink_calls
+        lines.append(f"  {_stopped(f.shrink_stopped, allowance)}: the smallest failing transcript found so far")
     session = _session_line(t, f)
     if session:
         lines.append(f"  {session}")

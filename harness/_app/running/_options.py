@@ -18,7 +18,8 @@ from harness._app.calling._options import CallOptions
 from strategies import DEFAULT_MAX_WINDOWS, DEFAULT_TRIGGER
 
 __all__ = ["RunConfig", "Generation", "Judging", "Limits", "UNCLEAR_MODES", "DEFAULT_BUDGET", "DEFAULT_SHRINK_CALLS",
-           "FAST_CALL_SECONDS", "FAST_SHRINK_CALLS", "DEFAULT_TRIALS", "DEFAULT_EXAMPLES", "DEFAULT_MAX_WINDOWS", "DEFAULT_TRIGGER"]
+           "FAST_CALL_SECONDS", "FAST_SHRINK_CALLS", "DEFAULT_TRIALS", "DEFAULT_EXAMPLES", "DEFAULT_MAX_WINDOWS",
+           "DEFAULT_TRIGGER"]
 
 #: What an unclear reading does to a run: shown for review (the default), or a failure (``--unclear fail``).
 UNCLEAR_MODES = ("review", "fail")
