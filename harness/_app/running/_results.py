@@ -13,7 +13,6 @@ from harness._app._outcome import ExitCode, Stop, exit_code
 from harness._app.calling._summarizer import CallStats
 from harness._app.judging._judge import Evaluation
 from harness._app.judging._survival import Survival
-from harness._app.shrinking._floor import window_floor
 from harness._app.shrinking._tally import PassTally
 from harness._app.running._options import DEFAULT_BUDGET, RunConfig
 
@@ -71,13 +70,9 @@ class Failure:
     # ``RunResult.examples_run``, its rate over generated transcripts, which nights compare (``_trend``).
     sightings: int = 0
     shrink_passes: tuple[PassTally, ...] = ()  # what each of the shrinker's passes cost and earned on it
-
-    @property
-    def kept_window(self) -> int | None:
-        """How many source messages the failing compaction kept verbatim, when the minimal transcript is at
-        most ``FLOOR_SLACK`` turns longer: the compactor's own window (it keeps its newest N messages) is then
-        the floor shrinking cannot go under, since it drops nothing from fewer (``shrinking._floor``). None otherwise."""
-        return window_floor(self.transcript, self.boundary, self.context)
+    # The compactor's own window (it kept this many messages verbatim, and as many at half the budget), when the
+    # minimal transcript is at most a few turns longer: the floor shrinking cannot go under (``shrinking._floor``).
+    kept_window: int | None = None
 
     @property
     def forced(self) -> bool:

@@ -97,7 +97,8 @@ def shrink_failure(cause: Cause, first: Transcript, summarizer: Summarizer, conf
                    also_seen=tuple(sorted(seen)),
                    also_kinds=_other_kinds(None if cause_kind == DROPPED else key[0], finding.fact_kind, pairs_seen),
                    seen=tuple(sorted(pairs_seen, key=str)), cause=cause_kind,
-                   spent_tokens=summarizer.stats.spent - spent_before, shrink_passes=shrunk.passes)
+                   spent_tokens=summarizer.stats.spent - spent_before, shrink_passes=shrunk.passes,
+                   kept_window=shrunk.kept_window)
 
 
 def _also_broken(cause: Cause, transcript: Transcript, at_budget: int, summarize, judging, chosen,

@@ -69,7 +69,7 @@ from harness._app.judging._judge import Evaluation, StopJudging, Violation
 from harness._app.shrinking._moves import (call_turns, coalesce, ddmin, fact_units, ledger_turns, minimize, prefix,
                                            shortened, size, source_turns_of, with_call_pairs,
                                            without_turns)
-from harness._app.shrinking._floor import window_floor
+from harness._app.shrinking._floor import own_window
 from harness._app.shrinking._tally import PassTally
 from harness._app.shrinking._window import subject_window
 
@@ -108,6 +108,7 @@ class Shrunk:
     elided: tuple[tuple[int, int, int], ...]
     checks: int
     passes: tuple[PassTally, ...] = ()
+    kept_window: int | None = None  # the compactor's own window, when the transcript is at its floor
 
 
 class Shrinker:
@@ -136,6 +137,7 @@ class Shrinker:
         self.merged: dict[Turn, int] = {}  # merged filler turn -> how many source turns it stands for
         self.transcript, self.violation, self.budget = first, violation, budget
         self._run_budget = budget
+        self._window: int | None = None
         self.checks = 0
 
     # -- checking ---------------------------------------------------------------------------------
@@ -168,7 +170,8 @@ class Shrinker:
     def result(self) -> Shrunk:
         elided = tuple((i, self.merged[t], message_tokens(t, self._counter))
                        for i, t in enumerate(self.transcript.turns) if t in self.merged)
-        return Shrunk(self.transcript, self.budget, self.violation, elided, self.checks, tuple(self._tallies.values()))
+        return Shrunk(self.transcript, self.budget, self.violation, elided, self.checks, tuple(self._tallies.values()),
+                      self._window)
 
     def _run(self, name: str, move: Callable[[], object]) -> object:
         """Run one pass, tallying its checks, calls and whether it changed what is reported (a candidate is
@@ -219,12 +222,12 @@ class Shrinker:
             if self.transcript is before:
                 break
         run("restore-budget", self._restore_budget)
+        self._window = run("own-window", lambda: own_window(self))  # for the report: a minimal transcript at its floor
 
     def _at_floor(self) -> bool:
-        """One turn past the window the failing compaction kept verbatim: a compactor that keeps its newest
-        N messages drops nothing from N, so no deletion can still fail, and each check replays every round."""
-        _, _, boundary, context = self.violation
-        return window_floor(self.transcript, boundary, context, slack=1) is not None
+        """One turn past the compactor's own window: it drops nothing from fewer, so no deletion can still
+        fail, and each check would replay every round."""
+        return own_window(self, slack=1) is not None
 
     def _cut_after_failure(self) -> None:
         """Turns after the round that showed the violation cannot matter to it: every request up to
