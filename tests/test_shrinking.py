@@ -2,6 +2,7 @@
 
 import dataclasses
 
+import pytest
 from hypothesis import find, settings
 
 from harness import FactKind, Role, Status, Turn
@@ -473,3 +474,19 @@ def test_without_shrink_calls_a_fast_summarizer_may_spend_more_calls_shrinking_t
     assert allowances("summarize_slowly") == {DEFAULT_SHRINK_CALLS}  # 15 ms a call: could be a model
     assert allowances("summarize_slowly", shrink_calls=10) == {10}  # a given --shrink-calls always wins
     assert allowances("summarize", shrink_calls=DEFAULT_SHRINK_CALLS) == {DEFAULT_SHRINK_CALLS}
+
+
+@pytest.mark.parametrize("seed", [1, 6, 7])
+def test_a_responses_window_that_cuts_inside_parallel_steps_shrinks_to_a_few_turns(seed):
+    """Seen before: 84, 20 and 161 turns, two of them at the end of the allowance. The restart did not
+    recognise a request whose text and calls the Responses shape reads back as one message, and the
+    window's edge was not searched again once delta debugging made another call the cut one."""
+    from pathlib import Path
+
+    from harness._app.running._run import run
+
+    spec = f"{Path(__file__).resolve().parent / 'fixtures' / 'responses_window.py'}:window"
+    result = run(RunConfig.of(spec, examples=60, seed=seed, quiet=True, isolation="inline", dialect="openai-responses"))
+    assert result.failures
+    assert all(len(f.transcript.turns) <= 10 and f.shrink_stopped is None for f in result.failures), \
+        [(f.invariant, len(f.transcript.turns)) for f in result.failures]

@@ -33,18 +33,15 @@ What belongs where (the issue asked us to decide):
   the earliest round it still fails at, and the rounds after the failure go.
 - Rounds: every check costs a call per round the session makes, so a failure
   that showed many rounds into a session first restarts from the request of
-  that round (``_from_failing_request``): for a compactor that keeps messages
-  verbatim it is a transcript of source turns that fails in one round, at the
-  budget that round had, and the call cache answers the check. A failure
-  between two rounds (a ledger lost) restarts from the round before it, and an
-  effect run long after its fact was dropped from the last request that held
-  the fact. Merging the filler freely leaves a session of
-  few rounds, so every later check costs few calls; a failure that needs its
-  rounds where they fired has them pinned as cut points instead, and filler is
-  merged only between them. A failure that needs a
-  window to end where it did (a tool result kept without its call) keeps the
-  turns it is about (``Finding.call_id``, the failing fact) and is retried at
-  the budgets that put the window's edge back beside them.
+  that round (``_from_failing_request``), a transcript of source turns for a
+  compactor that keeps messages verbatim, answered by the call cache (a loss
+  between rounds restarts from the round before, an effect run after its
+  fact was dropped from the last request holding the fact). Merging the filler
+  leaves few rounds, so every later check costs few calls; a failure that needs
+  its rounds where they fired has them pinned as cut points instead. A failure
+  that needs a window to end where it did (a tool result kept without its call)
+  keeps the turns it is about and is retried at the budgets that put the
+  window's edge back beside them.
 - The window's edge, directly (``harness._app.shrinking._window``): the turns the failure is
   about, with the rest merged or gone, at a budget found by bisection, steered
   by which of those turns the last round still held (all: lower; none:
@@ -79,13 +76,9 @@ __all__ = ["MIN_SHRUNK_BUDGET", "PassTally", "Shrunk", "Shrinker"]
 #: own turns take, either, so a summarizer always had room to keep them.
 MIN_SHRUNK_BUDGET = 100
 
-
-#: Above this many turns after plain delta debugging, try removals that lower the budget with them,
-#: at most this many checks (a guess at the compactor's token count: worth a few calls, not hundreds).
-COMPENSATE_ABOVE = 4
-COMPENSATED_CHECKS = 40
-COMPENSATED_MISSES = 10  # ... and it stops after this many checks in a row that lost the failure
-
+#: Above this many turns after plain delta debugging, try removals that lower the budget with them, at most
+#: this many checks, stopping after this many misses in a row (a guess at the compactor's token count).
+COMPENSATE_ABOVE, COMPENSATED_CHECKS, COMPENSATED_MISSES = 4, 40, 10
 
 #: A restart from the last request that held the failing fact is tried only when it drops at least this
 #: many rounds before it (every later check would replay them); from an early round it saves a few calls
@@ -96,6 +89,7 @@ RESTART_SAVES_ROUNDS = 8
 #: this many budgets long, then halves (near the budget a sixteenth mostly loses the failure: a wasted check).
 TRIM_SHARES = (1 / 16, 1 / 2)
 TRIM_FAST_ABOVE = 4
+
 
 @dataclass(frozen=True, slots=True)
 class Shrunk:
@@ -202,6 +196,7 @@ class Shrinker:
         run("one-fact", self._one_fact)
         run("lower-budget", self._lower_budget)
         run("subject-window", lambda: subject_window(self))  # what is still long is often a window's edge
+        searched = self._about()
         run("drop-facts", self._drop_facts)
         run("drop-session-truth", self._drop_session_truth)
         if run("earlier-tightenings", self._earlier_tightenings):
@@ -216,6 +211,9 @@ class Shrinker:
             if len(self.transcript.turns) > COMPENSATE_ABOVE:
                 run("drop-turns-with-budget", self._drop_turns_with_budget)
             run("drop-turns", self._drop_turns)
+            if self._about() != searched and not self._at_floor():  # another call or fact is cut now: its edge
+                searched = self._about()
+                run("subject-window", lambda: subject_window(self))
             run("coalesce", self._coalesce)
             run("lower-budget", self._lower_budget)
             run("trim-merged", self._trim_merged)
@@ -223,6 +221,10 @@ class Shrinker:
                 break
         run("restore-budget", self._restore_budget)
         self._window = run("own-window", lambda: own_window(self))  # for the report: a minimal transcript at its floor
+
+    def _about(self) -> tuple[str | None, str | None]:
+        """The fact and the tool call the failure is about (a window's edge falls beside them)."""
+        return self.violation[0].fact_id, self.violation[0].call_id
 
     def _at_floor(self) -> bool:
         """One turn past the compactor's own window: it drops nothing from fewer, so no deletion can still
