@@ -7,6 +7,9 @@ changed what is reported (a smaller transcript, a lower budget; the run's own bu
 ``harness._app.shrinking._tally``. A pass with many calls and no successes is one to drop or reorder:
 
     python benchmarks/shrink_passes.py --examples 40 --seed 5
+
+A team's scale: ``--budget 200000 --background tests/fixtures/logs/claude_code`` (and ``--summarizer`` for
+the real compactors of ``benchmarks/third_party.py``, from an environment where they are installed).
 """
 
 from __future__ import annotations
@@ -30,16 +33,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=5)
     parser.add_argument("--max-turns", type=int, default=400)
     parser.add_argument("--mutants", action="store_true", help="also every bundled mutant")
+    parser.add_argument("--summarizer", action="append", help="instead of the bundled list (repeatable)")
+    parser.add_argument("--budget", type=int, default=None, help="the runs' budget (default the run's)")
+    parser.add_argument("--background", default=None, help="session logs as the filler, as run --background")
     args = parser.parse_args(argv)
-    specs = list(COMPACTORS)
+    specs = list(args.summarizer or COMPACTORS)
     if args.mutants:
         specs += [spec for spec in dict.fromkeys(f"harness.summarizers.mutants:{fn.__name__}" for fn in MUTANTS.values())
                   if spec not in specs]
     totals: dict[str, PassTally] = {}
     findings = turns = calls = 0
     for spec in specs:
+        options = {k: v for k, v in (("budget", args.budget), ("background", args.background)) if v is not None}
         result = run(RunConfig.of(spec, examples=args.examples, seed=args.seed, max_turns=args.max_turns, quiet=True,
-                                  isolation="inline"))
+                                  isolation="inline", **options))
         for failure in result.failures:
             findings += 1
             turns += len(failure.transcript.turns)

@@ -23,7 +23,8 @@ from harness._app.calling._openai import API_KEY_ENV, OPENAI_BASE_URL
 from harness._app.calling._options import DEFAULT_RETRIES, DEFAULT_TIMEOUT
 from harness._app.cli._parser import build_parser
 from harness._app.running._options import (DEFAULT_BUDGET, DEFAULT_MAX_WINDOWS, DEFAULT_SHRINK_CALLS, DEFAULT_TRIALS,
-                                           DEFAULT_TRIGGER, FAST_CALL_SECONDS, FAST_SHRINK_CALLS)
+                                           DEFAULT_TRIGGER, FAST_CALL_SECONDS, FAST_SECONDS_PER_KTOKEN,
+                                           FAST_SHRINK_CALLS)
 from harness._base._calling import DEFAULT_MAX_RESULT_CHARS, RESULT_CHARS_PER_TOKEN
 from harness._base._dialects import DEFAULT_DIALECT
 from strategies import facts, transcripts
@@ -604,7 +605,8 @@ def test_the_help_names_the_defaults_the_run_takes(plugin_help):
         "--summarizer-retries": f"(default {DEFAULT_RETRIES})",
         "--summarizer-trials": f"(default {DEFAULT_TRIALS})",
         "--summarizer-shrink-calls": f"(default {DEFAULT_SHRINK_CALLS}, or {FAST_SHRINK_CALLS} for a summarizer "
-                                     f"answering in under {FAST_CALL_SECONDS * 1000:g} ms a call)",
+                                     f"answering in under {FAST_CALL_SECONDS * 1000:g} ms a call or "
+                                     f"{FAST_SECONDS_PER_KTOKEN * 1000:g} ms per 1,000 tokens)",
         "--summarizer-budget": f"(default {DEFAULT_BUDGET})",
         "--summarizer-max-windows": f"(default {DEFAULT_MAX_WINDOWS})",
         "--summarizer-trigger": f"(default {DEFAULT_TRIGGER:g})",

@@ -54,6 +54,7 @@ from harness._app.corpus._replay import replay_corpus  # noqa: E402
 from harness._app.reports._text import render_text  # noqa: E402
 from harness._app.running._options import RunConfig  # noqa: E402
 from harness._app.running._run import shrink_transcript  # noqa: E402
+from harness._app.shrinking._rounds import from_failing_request  # noqa: E402
 from harness._app.shrinking._window import subject_window  # noqa: E402
 
 TAIL = "harness.summarizers.naive:tail"
@@ -179,7 +180,7 @@ def test_a_failure_rounds_into_a_session_restarts_from_the_request_of_the_failin
     shrinker = Shrinker(key, transcript, first.violations[key], 300, judge)
     shrinker._cut_after_failure()
     before = len(calls)
-    shrinker._from_failing_request()
+    from_failing_request(shrinker)
     assert len(calls) == before  # the candidate's one request is the failing round's: the cache answers it
     assert shrinker.transcript.compaction_points == (len(shrinker.transcript.turns),)
     assert len(shrinker.transcript.turns) == len(first.contexts[key])
@@ -237,7 +238,7 @@ def test_a_restart_keeps_the_tightened_budget_its_round_had():
     shrinker = Shrinker(key, transcript, first.violations[key], 600, judge)
     shrinker._cut_after_failure()
     before = len(calls)
-    shrinker._from_failing_request()
+    from_failing_request(shrinker)
     assert len(calls) == before  # same turns and same budget: answered by the cache
     assert shrinker.transcript.tightenings == (Tightening(0, 500),)
     assert len(shrinker.transcript.turns) < len(transcript.turns) // 4
@@ -262,7 +263,7 @@ def test_a_loss_between_two_rounds_restarts_from_the_round_before_it():
     shrinker = Shrinker(key, transcript, first.violations[key], 600, judge)
     shrinker._cut_after_failure()
     before = len(calls)
-    shrinker._from_failing_request()
+    from_failing_request(shrinker)
     assert len(calls) == before  # both rounds' requests are the original ones: the cache answers them
     assert len(shrinker.transcript.compaction_points) == 2
     assert len(shrinker.transcript.turns) < len(transcript.turns) // 4
@@ -293,7 +294,7 @@ def test_an_effect_long_after_its_fact_was_dropped_restarts_from_the_last_reques
     shrinker = Shrinker(key, transcript, first.violations[key], 600, judge)
     shrinker._cut_after_failure()
     before = len(calls)
-    shrinker._from_failing_request()
+    from_failing_request(shrinker)
     assert len(calls) == before  # every round's request is one the session asked: the cache answers
     restarted = shrinker.transcript
     assert restarted.turns[:len(request)] == request and restarted.compaction_points[0] == len(request)
@@ -337,7 +338,7 @@ def test_a_call_cut_from_its_answer_shrinks_to_the_pair_at_a_budget_that_splits_
     assert key not in judge(Transcript((call, answer), (), (2,)), 600).violations
     shrinker = Shrinker(key, transcript, first.violations[key], 600, judge)
     shrinker._cut_after_failure()
-    shrinker._from_failing_request()
+    from_failing_request(shrinker)
     assert len(shrinker.transcript.turns) > 4
     before = len(calls)
     subject_window(shrinker)
@@ -490,3 +491,32 @@ def test_a_responses_window_that_cuts_inside_parallel_steps_shrinks_to_a_few_tur
     assert result.failures
     assert all(len(f.transcript.turns) <= 10 and f.shrink_stopped is None for f in result.failures), \
         [(f.invariant, len(f.transcript.turns)) for f in result.failures]
+
+
+def test_a_long_session_is_halved_with_its_budget_while_a_window_failure_still_shows():
+    """A compactor whose window is a number of messages set by the budget (AutoGen's head-and-tail context,
+    as ``benchmarks/third_party.py`` wraps it) fails only with as many messages as its window: delta
+    debugging removes a few turns per check of many rounds. Halving the session with its budget keeps the
+    failure, so a few checks take thousands of turns to dozens."""
+    from pathlib import Path
+
+    from harness._app.shrinking._moves import ledger_turns, thinned
+
+    transcript = find(
+        transcripts(min_turns=2000, max_turns=3000, max_facts=2, facts=facts(kinds=[FactKind.PROHIBITION])),
+        lambda t: len(t.turns) >= 2000 and any(100 < f.origin_turn < 1000 for f in t.facts),
+        settings=settings(max_examples=200, database=None, suppress_health_check=list(HealthCheck)),
+    )
+    half = thinned(transcript, ledger_turns(transcript))
+    assert half is not None and len(half.turns) <= len(transcript.turns) // 2 + 20
+    assert [f.kind for f in half.facts] == [f.kind for f in transcript.facts]  # what failures are about stays
+    calls = {c.id for t in half.turns for c in t.tool_calls}
+    assert all(t.tool_call_id in calls for t in half.turns if t.tool_call_id)  # no result without its call
+
+    spec = f"{Path(__file__).resolve().parent / 'fixtures' / 'head_tail_by_count.py'}:summarize"
+    result = shrink_transcript(transcript, RunConfig.of(spec, isolation="inline", quiet=True,
+                                                        only=("literal-verbatim",), trials=0))
+    (failure,) = result.failures
+    tallies = {t.name: t for t in failure.shrink_passes}
+    assert tallies["thin"].successes == 1 and failure.shrink_stopped is None
+    assert len(failure.transcript.turns) <= 10

@@ -22,7 +22,8 @@ from harness._app.calling._options import DEFAULT_RETRIES, DEFAULT_TIMEOUT
 from harness._app.fuzzing._fuzz import DEFAULT_FUZZ_MAX_TURNS, DEFAULT_FUZZ_TIME
 from harness._app.reports._chart import DEFAULT_THRESHOLD
 from harness._app.running._options import (DEFAULT_BUDGET, DEFAULT_EXAMPLES, DEFAULT_MAX_WINDOWS, DEFAULT_SHRINK_CALLS,
-                                           DEFAULT_TRIALS, DEFAULT_TRIGGER, FAST_CALL_SECONDS, FAST_SHRINK_CALLS,
+                                           DEFAULT_TRIALS, DEFAULT_TRIGGER, FAST_CALL_SECONDS, FAST_SECONDS_PER_KTOKEN,
+                                           FAST_SHRINK_CALLS,
                                            UNCLEAR_MODES)
 
 __all__ = ["build_parser", "DEFAULT_SUMMARIZER"]
@@ -234,8 +235,9 @@ def _add_summarizer_options(p: argparse.ArgumentParser, *, required: bool, many:
     p.add_argument("--shrink-calls", type=_whole_number("--shrink-calls"), default=None,
                    metavar="N", help=f"new summarizer calls shrinking one failure may make (default "
                                      f"{DEFAULT_SHRINK_CALLS}, or {FAST_SHRINK_CALLS} for a summarizer answering in "
-                                     f"under {FAST_CALL_SECONDS * 1000:g} ms a call); then the smallest so far is "
-                                     f"reported")
+                                     f"under {FAST_CALL_SECONDS * 1000:g} ms a call or "
+                                     f"{FAST_SECONDS_PER_KTOKEN * 1000:g} ms per 1,000 tokens); then the smallest "
+                                     f"so far is reported")
     p.add_argument("--max-calls", type=_whole_number("--max-calls"), default=None, metavar="N",
                    help="new summarizer calls the whole run may make: exploration stops early enough to leave "
                         "shrinking some, and the report says the cap was reached")

@@ -14,7 +14,8 @@ from harness._base._protocol import CompactionRequest, CompactionResult
 from harness._app._outcome import Stop, StopReason
 from harness._app.calling._summarizer import Summarizer
 from harness._app.judging._judge import StopJudging
-from harness._app.running._options import DEFAULT_SHRINK_CALLS, FAST_CALL_SECONDS, FAST_SHRINK_CALLS, Limits
+from harness._app.running._options import (DEFAULT_SHRINK_CALLS, FAST_CALL_SECONDS, FAST_SECONDS_PER_KTOKEN,
+                                           FAST_SHRINK_CALLS, Limits)
 
 __all__ = ["Budget", "asker", "SHRINK_RESERVE", "SHRINK_TIMEOUTS"]
 
@@ -70,11 +71,15 @@ class Budget:
 
     def shrink_allowance(self) -> int:
         """``--shrink-calls``, or when not given, the default for the summarizer's speed so far: a summarizer
-        answering in under ``FAST_CALL_SECONDS`` a call may spend ``FAST_SHRINK_CALLS``."""
+        answering in under ``FAST_CALL_SECONDS`` a call, or ``FAST_SECONDS_PER_KTOKEN`` per thousand tokens it
+        was handed, may spend ``FAST_SHRINK_CALLS``."""
         if self._given_shrink_calls is not None:
             return self._given_shrink_calls
-        latencies = self._summarizer.stats.latencies
-        fast = latencies and statistics.median(latencies) < FAST_CALL_SECONDS
+        stats = self._summarizer.stats
+        if not stats.latencies:
+            return DEFAULT_SHRINK_CALLS
+        per_ktoken = sum(stats.latencies) / max(1.0, stats.handed_tokens / 1000)
+        fast = statistics.median(stats.latencies) < FAST_CALL_SECONDS or per_ktoken < FAST_SECONDS_PER_KTOKEN
         return FAST_SHRINK_CALLS if fast else DEFAULT_SHRINK_CALLS
 
     @property

@@ -18,7 +18,7 @@ from harness._app.calling._options import CallOptions
 from strategies import DEFAULT_MAX_WINDOWS, DEFAULT_TRIGGER
 
 __all__ = ["RunConfig", "Generation", "Judging", "Limits", "UNCLEAR_MODES", "DEFAULT_BUDGET", "DEFAULT_SHRINK_CALLS",
-           "FAST_CALL_SECONDS", "FAST_SHRINK_CALLS", "DEFAULT_TRIALS", "DEFAULT_EXAMPLES", "DEFAULT_MAX_WINDOWS",
+           "FAST_CALL_SECONDS", "FAST_SECONDS_PER_KTOKEN", "FAST_SHRINK_CALLS", "DEFAULT_TRIALS", "DEFAULT_EXAMPLES", "DEFAULT_MAX_WINDOWS",
            "DEFAULT_TRIGGER"]
 
 #: What an unclear reading does to a run: shown for review (the default), or a failure (``--unclear fail``).
@@ -28,10 +28,12 @@ DEFAULT_BUDGET = 2000
 #: New summarizer calls one failure's shrinking may make before it reports the smallest transcript so far.
 #: Most failures shrink in a few dozen (benchmarks/shrink_quality.py); this bounds the few that do not.
 DEFAULT_SHRINK_CALLS = 400
-#: Without --shrink-calls, a summarizer whose calls so far took under ``FAST_CALL_SECONDS`` (median) is code, not
-#: a model behind an API (whose answers take a second, not a millisecond), and each of its failures may spend
-#: ``FAST_SHRINK_CALLS``: the checks a failure of many rounds needs cost it a second, not an hour and money.
+#: Without --shrink-calls, a summarizer whose calls so far took under ``FAST_CALL_SECONDS`` (median), or under
+#: ``FAST_SECONDS_PER_KTOKEN`` per thousand tokens handed to it (a trimmer given 200k-token contexts), is code,
+#: not a model behind an API (whose answers take a second, or tens for a long context), and each of its failures
+#: may spend ``FAST_SHRINK_CALLS``: the checks a failure of many rounds needs cost it seconds, not hours and money.
 FAST_CALL_SECONDS = 0.01
+FAST_SECONDS_PER_KTOKEN = 0.002
 FAST_SHRINK_CALLS = 1200
 #: Fresh re-asks of each minimal failure (cache bypassed) that confirm it and measure its rate.
 DEFAULT_TRIALS = 3

@@ -27,7 +27,7 @@ from typing import TypeVar
 from harness._base._model import Effect, Fate, Role, Transcript, Turn
 
 __all__ = ["without_turns", "prefix", "fact_units", "ledger_turns", "call_turns", "coalesce", "shortened", "ddmin",
-           "minimize", "size", "with_call_pairs"]
+           "minimize", "size", "with_call_pairs", "thinned"]
 
 T = TypeVar("T")
 
@@ -310,3 +310,13 @@ def minimize(transcript: Transcript, still_fails: Callable[[Transcript], bool], 
 def size(transcript: Transcript) -> tuple[int, int]:
     """How large a transcript is, as shrinking compares them: turns, then characters."""
     return len(transcript.turns), sum(len(t.text) for t in transcript.turns)
+
+
+def thinned(transcript: Transcript, keep: frozenset[int]) -> Transcript | None:
+    """``transcript`` without every other turn outside ``keep`` (a tool call going with its results), or None
+    when there is none to drop: the session at half its length, its obligations and their places in it
+    kept, so a compactor given half the budget meets the same failure in the same round."""
+    kept = with_call_pairs(transcript, set(keep))  # and the other halves of their tool calls
+    free = [i for i in range(len(transcript.turns)) if i not in kept]
+    drop = with_call_pairs(transcript, set(free[1::2]))
+    return without_turns(transcript, drop, pairs=False) if drop else None

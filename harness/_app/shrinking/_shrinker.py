@@ -33,7 +33,7 @@ What belongs where (the issue asked us to decide):
   the earliest round it still fails at, and the rounds after the failure go.
 - Rounds: every check costs a call per round the session makes, so a failure
   that showed many rounds into a session first restarts from the request of
-  that round (``_from_failing_request``), a transcript of source turns for a
+  that round (``_rounds.from_failing_request``), a transcript of source turns for a
   compactor that keeps messages verbatim, answered by the call cache (a loss
   between rounds restarts from the round before, an effect run after its
   fact was dropped from the last request holding the fact). Merging the filler
@@ -60,13 +60,13 @@ import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from harness._base._model import Tightening, Transcript, Turn, round_budget
+from harness._base._model import Tightening, Transcript, Turn
 from harness._base._tokens import TokenCounter, count_tokens, message_tokens
 from harness._app.judging._judge import Evaluation, StopJudging, Violation
 from harness._app.shrinking._moves import (call_turns, coalesce, ddmin, fact_units, ledger_turns, minimize, prefix,
-                                           shortened, size, source_turns_of, with_call_pairs,
-                                           without_turns)
+                                           shortened, size, without_turns)
 from harness._app.shrinking._floor import own_window
+from harness._app.shrinking._rounds import RESTART_SAVES_ROUNDS, from_failing_request, thin
 from harness._app.shrinking._tally import PassTally
 from harness._app.shrinking._window import subject_window
 
@@ -79,11 +79,6 @@ MIN_SHRUNK_BUDGET = 100
 #: Above this many turns after plain delta debugging, try removals that lower the budget with them, at most
 #: this many checks, stopping after this many misses in a row (a guess at the compactor's token count).
 COMPENSATE_ABOVE, COMPENSATED_CHECKS, COMPENSATED_MISSES = 4, 40, 10
-
-#: A restart from the last request that held the failing fact is tried only when it drops at least this
-#: many rounds before it (every later check would replay them); from an early round it saves a few calls
-#: and can lead the moves after it to a costlier path (head_tail at 400 turns: 103 calls without, 298 with).
-RESTART_SAVES_ROUNDS = 8
 
 #: What a merged turn is cut to at each try: a sixteenth while the failure holds and the turn is over
 #: this many budgets long, then halves (near the budget a sixteenth mostly loses the failure: a wasted check).
@@ -184,7 +179,8 @@ class Shrinker:
         """Apply every move once, then the cheap ones again on what delta debugging left."""
         run = self._run
         run("cut-after-failure", self._cut_after_failure)
-        run("from-failing-request", self._from_failing_request)
+        run("from-failing-request", lambda: from_failing_request(self))
+        run("thin", lambda: thin(self))
         if len(self.evaluate(self.transcript).boundaries) >= RESTART_SAVES_ROUNDS:
             run("subject-window", lambda: subject_window(self))  # every other move's check would replay those rounds
         # Merging first leaves a session of few rounds, so every later check is cheap; when the failure
@@ -205,6 +201,7 @@ class Shrinker:
             before = self.transcript
             if self._at_floor():
                 break
+            run("cut-after-failure", self._cut_after_failure)  # the failure may show in an earlier round now
             run("pin-compactions", self._pin_compactions)
             # The capped, budget-lowering pass first: for a failure that depends on where a window
             # ends it removes what plain ddmin cannot, and it leaves plain ddmin fewer turns to try.
@@ -243,51 +240,6 @@ class Shrinker:
             boundary = max([boundary, *(i + 1 for i in call_turns(self.transcript, finding.call_id))])
         if boundary < len(self.transcript.turns):
             self.still_fails(prefix(self.transcript, boundary))
-
-    def _from_failing_request(self) -> None:
-        """A failure several rounds into a session, from a compactor that keeps messages verbatim, is
-        the failing round's own request compacted once: the source turns that request held, in order,
-        then the turns after it (an effect the failure is about happens there), with the rounds after
-        it where they were. One check (the cache answers it when the requests are the same) instead of
-        shrinking a session of a hundred rounds, each check of which costs a call a round. A failure
-        that needs the round before it (a ledger lost between two compactions) restarts from that
-        round's request instead, and one that shows rounds after its fact was dropped (an effect runs
-        later) from the last request that held the turn stating it. A request holding a message the
-        source does not (a summary) is not this move's case."""
-        _, index, boundary, _ = self.violation
-        if not index or boundary is None:
-            return
-        ev = self.evaluate(self.transcript)
-        starts = {index: ev.contexts.get(self.key), index - 1: ev.prior.get(self.key)}
-        held = ev.holding.get(self.key)
-        if held is not None and held[0] >= RESTART_SAVES_ROUNDS:
-            starts.setdefault(*held)
-        for start, messages in starts.items():
-            candidate = self._restarted(ev.boundaries, start, messages) if messages else None
-            if candidate is not None and self.still_fails(candidate):
-                return
-
-    def _restarted(self, boundaries: tuple[int, ...], start: int, messages: tuple[Turn, ...]) -> Transcript | None:
-        """The session from round ``start`` on, begun afresh: the source turns round ``start`` was given
-        (None if it was given anything else), the turns after them, the later rounds where they were,
-        and the budget each of those rounds had."""
-        if start >= len(boundaries):
-            return None
-        boundary = boundaries[start]
-        kept = source_turns_of(self.transcript, messages, boundary)
-        if kept is None:
-            return None
-        dropped = set(range(boundary)) - set(kept)
-        if not dropped and start == 0:
-            return None
-        if self.pairs:  # the request may hold half a tool call (a compactor cut between them): that half goes too
-            dropped = with_call_pairs(self.transcript, dropped)
-        points = tuple(b - sum(1 for d in dropped if d < b) for b in boundaries[start:])
-        shares = [round_budget(self.transcript, 1000, r) for r in range(start, len(boundaries))]
-        tightenings = tuple(Tightening(r, share) for r, share in enumerate(shares)
-                            if share != (shares[r - 1] if r else 1000))
-        return dataclasses.replace(without_turns(self.transcript, dropped, pairs=False), compaction_points=points,
-                                   tightenings=tightenings)
 
     def _pin_compactions(self) -> None:
         """Make the rounds that fired into cut points, so removing text before a round does not stop
