@@ -4,7 +4,8 @@ The field's most reported compaction bug is a shape bug: after trimming, a tool 
 call (or a call without its result) and the provider answers 400. ``problems`` lists every rule a
 context breaks in its dialect, with the message (or item) index as that dialect counts it; the
 ``provider-valid`` oracle reports the ones the compactor introduced (a defect already in what it was
-given is the source's, not the compactor's).
+given is the source's, not the compactor's, unless it concerns a call the source never made: the
+compactor wrote it into an earlier round's output).
 
 The rules, by dialect:
 
@@ -18,6 +19,10 @@ The rules, by dialect:
   there, unless its message is the last.
 - ``openai-responses``: every ``function_call_output`` comes after its ``function_call``; every call is
   answered, unless no message item follows it.
+
+In every dialect, a call the context leaves waiting for its result (it may, as the last message) is one
+the source made and has not answered yet (``call-made``): a call on an id the source never made (a
+background job's handle rebuilt as a call) is never answered, and the next request breaks the rules above.
 """
 
 from __future__ import annotations
@@ -33,13 +38,17 @@ from oracles._core import Case, Evidence, Finding, Severity, oracle
 __all__ = ["Problem", "problems", "RULES"]
 
 #: Each rule's name, per dialect, and what it requires (the finding's "expected").
+_CALL_MADE = "each call the context leaves awaiting its result is one the source made and has not answered"
+
 RULES: dict[str, dict[str, str]] = {
     "chat": {
+        "call-made": _CALL_MADE,
         "result-after-call": "each tool message right after the assistant message making its call",
         "call-answered": "each call answered before the next message that is not a tool result "
                          "(unless it is in the trailing assistant message)",
     },
     "anthropic": {
+        "call-made": _CALL_MADE,
         "has-messages": "at least one message",
         "first-from-user": "the first message from the user",
         "non-empty": "no empty message (but a final assistant one) and no empty text block",
@@ -49,6 +58,7 @@ RULES: dict[str, dict[str, str]] = {
         "use-answered": "each tool_use answered in the next user message (unless its message is the last)",
     },
     "openai-responses": {
+        "call-made": _CALL_MADE,
         "output-after-call": "each function_call_output after its function_call",
         "call-answered": "each function_call answered by a function_call_output (unless no message item follows it)",
     },
@@ -156,10 +166,26 @@ def _responses(items: list[dict[str, Any]]) -> Iterator[Problem]:
 def provider_valid(case: Case) -> Iterator[Finding]:
     """The context is a request the dialect's provider would accept, by its documented structural rules."""
     dialect = case.dialect
-    given = {(p.rule, p.call_id) for p in problems(case.given, dialect)}
-    for problem in problems(case.result.messages, dialect):
+    # A defect already in what the compactor was given is the source's, unless it is about a call the source
+    # never made: one the compactor wrote into an earlier round's output (a call rebuilt on a job handle),
+    # legal while it was the last message, never answered once the session went on.
+    made = {c.id for t in case.window for c in t.tool_calls} | {t.tool_call_id for t in case.window if t.tool_call_id}
+    given = {(p.rule, p.call_id) for p in problems(case.given, dialect) if p.call_id is None or p.call_id in made}
+    never_made = list(_calls_never_made(case.result.messages, made))
+    phantoms = {p.call_id for p in never_made}  # their other broken rules are symptoms of this one cause
+    for problem in [*never_made, *(p for p in problems(case.result.messages, dialect) if p.call_id not in phantoms)]:
         if (problem.rule, problem.call_id) in given:
             continue  # already so in what the compactor was given: the source's defect
         yield Finding("provider-valid", Severity.VIOLATE, f"{dialect} rule {problem.rule}: {problem.detail}",
                       expected=RULES[dialect][problem.rule], found=f"{dialect} message [{problem.index}]",
                       call_id=problem.call_id, evidence=Evidence.SHAPE)
+
+
+def _calls_never_made(turns: Sequence[Turn], made: set[str]) -> Iterator[Problem]:
+    """Calls the context leaves without a result whose id the source never made: nothing will answer them."""
+    answered = {t.tool_call_id for t in turns if t.tool_call_id}
+    for i, turn in enumerate(turns):
+        for call in turn.tool_calls:
+            if call.id not in answered and call.id not in made:
+                yield Problem("call-made", i, f"call {call.id} ({call.name}) of message [{i}] awaits a result, but the "
+                              "source never made that call, so none will come", call.id)

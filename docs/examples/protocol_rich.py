@@ -1,5 +1,10 @@
 """A correct rich-protocol compactor: every tagged obligation stated in one sentence, every call still
-in flight carried as a structured tool call with no result, so its result can be re-attached."""
+in flight carried as a structured tool call with no result, so its result can be re-attached.
+
+A background job is not a call in flight: the call that started it was answered at once by a
+placeholder naming the job's handle, and its outcome arrives later as text naming the handle. Its tag's
+literal is that handle, so it is stated (the handle byte-exact), never rebuilt as a call: a call on a
+handle would never be answered. A carried call ends when its result is among the turns."""
 
 from harness import CompactionRequest, CompactionResult, Role, ToolCall, Turn, kind_def
 
@@ -14,8 +19,9 @@ def summarize(request: CompactionRequest) -> CompactionResult:
     lines = [f"Summary of {len(request.turns) - request.previous_output} new turns."]
     for fact in request.tags:  # the live obligations: kind, literals byte-exact, details
         lines.append(kind_def(fact.kind).statement(fact))
-        if str(fact.kind) == "in_flight_call" and fact.literals[0] not in in_flight and fact.literals[0] not in answered:
-            call_id = fact.literals[0]  # carried only by a tag: rebuild the call from its details
+        trailing = str(fact.kind) == "in_flight_call" and fact.detail("mode") != "background"
+        if trailing and fact.literals[0] not in in_flight and fact.literals[0] not in answered:
+            call_id = fact.literals[0]  # a call carried only by a tag: rebuild it from its details
             in_flight[call_id] = ToolCall(call_id, fact.detail("name") or "unknown", fact.detail("arguments") or "{}")
     summary = Turn(Role.SYSTEM, "\n".join(lines))
     handles = (Turn(Role.ASSISTANT, "", tool_calls=tuple(in_flight.values())),) if in_flight else ()
