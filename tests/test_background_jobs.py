@@ -7,6 +7,7 @@ from __future__ import annotations
 import importlib.util
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 
 from harness import FactKind, Role, ToolCall, Turn
@@ -100,3 +101,35 @@ def test_a_call_left_awaiting_a_result_the_source_never_made_breaks_provider_val
         answered = Turn(Role.TOOL, "Deploy started as job-77, pending.", tool_call_id="summary_1")
         for fine in (CompactionResult((summary,)), CompactionResult((Turn(Role.USER, "Go on."), made_up, answered))):
             assert _provider_valid(transcript, len(source), request, fine) == []
+
+
+# Compactors written blind (tests/fixtures/background_jobs.py: from the shapes alone, without the oracles),
+# each wrong about background jobs one way, or right.
+JOB_ORACLES = ("dead-obligation", "provider-valid", "handle-retained", "closure", "handle-carried",
+               "completion-honest", "ledger-monotone")
+FIXTURE = ROOT / "tests" / "fixtures" / "background_jobs.py"
+
+
+def _job_run(function: str):
+    from harness._app.running._options import RunConfig
+    from harness._app.running._run import run
+
+    spec = f"{FIXTURE}:{function}" if function != "example" else f"{ROOT / 'docs' / 'examples' / 'protocol_rich.py'}:summarize"
+    return run(RunConfig.of(spec, examples=40, seed=3, quiet=True, isolation="inline", only=JOB_ORACLES))
+
+
+@pytest.mark.parametrize("function, caught_by", [
+    ("rich_phantom_call", "provider-valid"),  # a call rebuilt on the job handle, carried on
+    ("rich_stale_ledger", "dead-obligation"),  # a ledger entry kept open after the job finished
+    ("messages_all_jobs_pending", "dead-obligation"),  # every job ever seen stated as still running
+])
+def test_a_compactor_that_keeps_carrying_a_finished_job_is_caught_however_it_writes_it(function, caught_by):
+    result = _job_run(function)
+    assert not result.infra_errors
+    assert caught_by in {f.invariant for f in result.failures}, [(f.invariant, f.detail) for f in result.failures]
+
+
+@pytest.mark.parametrize("function", ["rich_jobs_right", "example"])
+def test_compactors_that_state_jobs_and_carry_only_real_calls_pass(function):
+    result = _job_run(function)
+    assert not result.infra_errors and not result.failures, [(f.invariant, f.detail) for f in result.failures]
