@@ -5,14 +5,10 @@ and a budget and returns messages or a string; a *rich* one takes a
 ``CompactionRequest`` and returns a ``CompactionResult``. Both end up as a
 ``CompactionResult``.
 
-The rich protocol is versioned (``RICH_PROTOCOL_VERSION``); each version only
-adds optional fields, so a summarizer written for an earlier one keeps working:
-
-- 1: the result may add a self-report and a structured ledger; the request carries the tags.
-- 2: the request also says which tier the compaction writes (``tier``), who will read it
-  (``consumers``) and how many of its leading turns the previous compaction returned
-  (``previous_output``); the result may add a recovery marker, an edit journal and the invariant
-  classes the compactor claims to have verified (``verified``).
+Each protocol is versioned (``PROTOCOL_VERSIONS``; the rich one's is ``RICH_PROTOCOL_VERSION``) and a request
+says the version it is written in. What each version added and changed for a compactor's author is
+``PROTOCOL_CHANGES``, written once here: docs/reference/protocol-changes.md says it at length, and a run warns a
+compactor that declares an older version (``compaction_protocol_version``) of what changed since.
 
 A messages summarizer is given the turns in the request's *dialect* (``harness._base._dialects``): chat
 messages by default, or an Anthropic Messages body, or OpenAI Responses items, and answers in the same
@@ -27,7 +23,8 @@ import functools
 import hashlib
 import inspect
 import json
-from collections.abc import Callable, Sequence
+import types
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -40,6 +37,13 @@ from harness._base._model import Consumer, Fact, Role, ToolCall, Turn
 
 __all__ = [
     "RICH_PROTOCOL_VERSION",
+    "MESSAGES_PROTOCOL_VERSION",
+    "PROTOCOL_VERSIONS",
+    "ProtocolChange",
+    "PROTOCOL_CHANGES",
+    "changes_since",
+    "declared_version",
+    "version_warning",
     "CompactionRequest",
     "CompactionResult",
     "LedgerEntry",
@@ -59,6 +63,11 @@ __all__ = [
 
 PROTOCOLS = ("messages", "rich")
 RICH_PROTOCOL_VERSION = 2
+#: The messages protocol's own version: the shape ``fn(messages, budget)`` is given and answers in.
+MESSAGES_PROTOCOL_VERSION = 1
+#: The version of each protocol this harness speaks (a bump wants an entry in ``PROTOCOL_CHANGES``).
+PROTOCOL_VERSIONS: Mapping[str, int] = types.MappingProxyType(
+    {"messages": MESSAGES_PROTOCOL_VERSION, "rich": RICH_PROTOCOL_VERSION})
 
 # OpenAI's newer name for the system role; both arrive from the chat APIs teams use.
 _ROLE_ALIASES = {"developer": Role.SYSTEM}
@@ -82,10 +91,15 @@ class CompactionRequest:
     consumers: tuple[Consumer, ...] = ()  # who reads the result, and the invariant classes each relies on
     previous_output: int = 0  # turns[:previous_output] are what the previous compaction returned
     dialect: str = DEFAULT_DIALECT  # the provider shape a messages summarizer is given the turns in (``--dialect``)
+    protocol_version: int = RICH_PROTOCOL_VERSION  # the rich protocol version the request is written in
 
     def __post_init__(self) -> None:
         if self.dialect not in DIALECTS:
             raise InvalidArgument(f"dialect={self.dialect!r}: expected one of {', '.join(DIALECTS)}")
+        version = self.protocol_version
+        if isinstance(version, bool) or not isinstance(version, int) or not 1 <= version <= RICH_PROTOCOL_VERSION:
+            raise InvalidArgument(f"protocol_version={version!r}: expected a rich protocol version this harness "
+                                  f"knows, {_known('rich')}")
 
     def messages(self) -> list[dict[str, Any]]:
         return to_messages(self.turns)
@@ -481,8 +495,8 @@ def request_key_material(request: CompactionRequest, *, messages: bool = True) -
     """Everything a summarizer's answer may depend on, in a canonical JSON-ready form (without the messages
     when ``messages`` is False: ``request_digest`` hashes those turn by turn).
 
-    Protocol 2's fields appear only when they differ from their defaults, so the
-    keys (and cached answers) of sessions without tiers or consumers stay the same.
+    Protocol 2's fields (and the request's ``protocol_version``) appear only when they differ from their
+    defaults, so the keys (and cached answers) of sessions without tiers or consumers stay the same.
     """
     material: dict[str, Any] = {
         "budget": request.budget,
@@ -498,6 +512,8 @@ def request_key_material(request: CompactionRequest, *, messages: bool = True) -
         material["previous_output"] = request.previous_output
     if request.dialect != DEFAULT_DIALECT:
         material["dialect"] = request.dialect
+    if request.protocol_version != RICH_PROTOCOL_VERSION:
+        material["protocol_version"] = request.protocol_version
     return material
 
 
@@ -510,7 +526,8 @@ def resolve_protocol(fn: Callable[..., Any], explicit: str | None = None, *, rec
     """The protocol to call ``fn`` with: the one given explicitly, else the function's own
     ``compaction_protocol`` attribute, else the one recorded with it (a corpus entry saved from
     this same summarizer), else ``messages``. A function that cannot be called the way that protocol
-    calls it is refused now, before any example, naming the protocol and how to choose the other."""
+    calls it is refused now, before any example, naming the protocol and how to choose the other, and so is
+    one declaring a version of that protocol this harness does not know (``declared_version``)."""
     chosen, source = "messages", "the default"
     for value, where in ((explicit, option), (getattr(fn, "compaction_protocol", None), "compaction_protocol"),
                          (recorded, "the corpus entry's protocol")):
@@ -521,6 +538,7 @@ def resolve_protocol(fn: Callable[..., Any], explicit: str | None = None, *, rec
         chosen, source = value, where
         break
     _check_signature(fn, chosen, source, option, spec)
+    declared_version(fn, chosen, spec=spec)
     return chosen
 
 
@@ -543,8 +561,8 @@ def _check_signature(fn: Callable[..., Any], protocol: str, source: str, option:
     if _binds(signature, _CALLED_AS[other][1]):
         hint = (f"; it fits the {other!r} protocol, {_CALLED_AS[other][0]}: pass {option} {other}, or set "
                 f"{name}.compaction_protocol = {other!r}")
-    raise SpecError(f"{f'summarizer {spec!r}: ' if spec else ''}{name}{signature} cannot be called as {shown}, which the {protocol!r} protocol does "
-                    f"(chosen by {source}){hint}")
+    raise SpecError(f"{f'summarizer {spec!r}: ' if spec else ''}{name}{signature} cannot be called as {shown}, "
+                    f"which the {protocol!r} protocol does (chosen by {source}){hint}")
 
 
 def _binds(signature: inspect.Signature, arguments: tuple) -> bool:
@@ -553,3 +571,88 @@ def _binds(signature: inspect.Signature, arguments: tuple) -> bool:
     except TypeError:
         return False
     return True
+
+
+# -- versions: what changed for a compactor's author ----------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ProtocolChange:
+    """One version of a protocol as a compactor's author meets it: what it added, and what it changed the
+    meaning of (what a compactor written before it can get wrong while still running)."""
+
+    protocol: str
+    version: int
+    added: tuple[str, ...] = ()
+    changed: tuple[str, ...] = ()
+
+
+#: Every version of each protocol, oldest first: the changelog (docs/reference/protocol-changes.md quotes each
+#: line and says more) and what a run warns a compactor written for an older version about.
+PROTOCOL_CHANGES: tuple[ProtocolChange, ...] = (
+    ProtocolChange("messages", 1, added=(
+        "fn(messages, budget) is given chat messages and a token budget, and returns chat messages or one string",
+        "with --dialect, the messages come as an Anthropic Messages body or OpenAI Responses items, "
+        "and the answer is read in the same shape",
+        "on the wire, each request says its protocol_version",
+    )),
+    ProtocolChange("rich", 1, added=(
+        "fn(request) is given a CompactionRequest: the turns, the budget, and the live obligations as tags",
+        "it returns a CompactionResult: messages, and optionally a structured ledger and a self_report",
+    )),
+    ProtocolChange("rich", 2, added=(
+        "the request says the digest tier it writes (tier), who reads the result (consumers), how many leading "
+        "turns are the previous compaction's output (previous_output), the provider dialect the context goes to "
+        "(dialect) and its own protocol_version",
+        "the result may carry a recovery marker (marker), an edit journal (journal) and the invariant classes "
+        "the compactor verified (verified)",
+        "a retraction or supersession tag names the kind of the fact it ended (detail target_kind)",
+    ), changed=(
+        "an in_flight_call tag whose detail mode is background is a background job: its literal is the job "
+        "handle, not a call id; the call that started the job is already answered by its placeholder, so "
+        "carry the handle as text or a ledger entry and never rebuild a tool call with the handle as its id",
+    )),
+)
+
+
+def _known(protocol: str) -> str:
+    """The versions of ``protocol`` this harness knows, as a message says them."""
+    latest = PROTOCOL_VERSIONS[protocol]
+    return f"version {latest}" if latest == 1 else f"versions 1 to {latest}"
+
+
+def changes_since(protocol: str, version: int) -> tuple[ProtocolChange, ...]:
+    """The versions of ``protocol`` after ``version``, oldest first: what a compactor written for it has not seen."""
+    return tuple(c for c in PROTOCOL_CHANGES if c.protocol == protocol and c.version > version)
+
+
+def declared_version(fn: Callable[..., Any], protocol: str, *, spec: str | None = None) -> int | None:
+    """The version of ``protocol`` that ``fn`` says it was written for (``fn.compaction_protocol_version``), or
+    None when it says none. A version this harness does not know raises ``SpecError``: a compactor written
+    for changes the harness has never heard of would be judged by rules it was not written for."""
+    value = getattr(fn, "compaction_protocol_version", None)
+    if value is None:
+        return None
+    where = f"{f'summarizer {spec!r}: ' if spec else ''}compaction_protocol_version = {value!r}"
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise SpecError(f"{where}: expected a whole number, a {protocol} protocol version ({_known(protocol)})")
+    if value > PROTOCOL_VERSIONS[protocol]:
+        raise SpecError(f"{where} is newer than this harness knows: it speaks the {protocol} protocol "
+                        f"{_known(protocol)}; upgrade compaction-harness, or declare the version the compactor "
+                        f"was written for")
+    return value
+
+
+def version_warning(protocol: str, declared: int | None) -> str | None:
+    """What a run says of a compactor written for an older version of its protocol: each later version's
+    changed meanings, then its additions (``PROTOCOL_CHANGES``). None when it declared none, or the current one."""
+    current = PROTOCOL_VERSIONS[protocol]
+    if declared is None or declared >= current:
+        return None
+    said = []
+    for change in changes_since(protocol, declared):
+        said += [f"Version {change.version} changed: {'; '.join(change.changed)}."] if change.changed else []
+        said += [f"Version {change.version} added: {'; '.join(change.added)}."] if change.added else []
+    return (f"the summarizer was written for {protocol} protocol version {declared} (compaction_protocol_version = "
+            f"{declared}); this harness speaks version {current}. {' '.join(said)} See the protocol changes page "
+            f"(reference/protocol-changes.md).")

@@ -3,7 +3,12 @@
 Version 1 of the request::
 
     {"schema": "compaction-harness/request", "version": 1, "protocol": "messages" | "rich",
-     "budget": <tokens>, "messages": [<chat messages>], "tags": [<facts>]}
+     "protocol_version": <that protocol's version>, "budget": <tokens>, "messages": [<chat messages>],
+     "tags": [<facts>]}
+
+``protocol_version`` is the version of the protocol the request is written in (``PROTOCOL_VERSIONS``: the
+rich request's own, 1 for the messages shape); ``version`` is this envelope's. A request without it is read
+as the current version, and one newer than the reader knows is refused, as a compactor declaring one is.
 
 ``tags`` (the live obligations, as ``fact_to_dict`` writes them) is present
 only for the rich protocol, and so are rich protocol 2's optional fields:
@@ -34,7 +39,8 @@ from harness._base._errors import InfraError, MalformedResult, SchemaError
 from harness._base._model import Consumer
 from harness._base._dialects import DEFAULT_DIALECT, DIALECTS, read
 from harness._base._messages import turn_to_message
-from harness._base._protocol import PROTOCOLS, CompactionRequest, consumers_to_wire, result_from_return
+from harness._base._protocol import (PROTOCOL_VERSIONS, PROTOCOLS, RICH_PROTOCOL_VERSION, CompactionRequest,
+                                     consumers_to_wire, result_from_return)
 from harness._base._schema import Reader
 
 __all__ = ["WIRE_SCHEMA", "WIRE_VERSION", "Usage", "request_to_wire", "request_from_wire", "answer_from_wire",
@@ -54,8 +60,9 @@ class Usage:
 
 def request_to_wire(request: CompactionRequest, protocol: str) -> dict[str, Any]:
     """The request as JSON-ready data; a messages summarizer never sees the tags."""
+    version = request.protocol_version if protocol == "rich" else PROTOCOL_VERSIONS[protocol]
     data: dict[str, Any] = {"schema": WIRE_SCHEMA, "version": WIRE_VERSION, "protocol": protocol,
-                            "budget": request.budget}
+                            "protocol_version": version, "budget": request.budget}
     if request.dialect != DEFAULT_DIALECT:
         data["dialect"] = request.dialect
     if protocol == "messages" and request.dialect != DEFAULT_DIALECT:
@@ -85,6 +92,11 @@ def request_from_wire(data: Any, *, source: str = "<request>") -> tuple[Compacti
     protocol = r.str("protocol")
     if protocol not in PROTOCOLS:
         r.fail("protocol", " or ".join(repr(p) for p in PROTOCOLS), protocol)
+    known = PROTOCOL_VERSIONS[protocol]
+    version = r.int("protocol_version", default=known, minimum=1)
+    if version > known:
+        r.fail("protocol_version", f"a {protocol} protocol version this reader knows (at most {known})", version)
+    # A messages request's version is its wire shape's; the CompactionRequest it becomes is the current rich one.
     dialect = r.str("dialect", default=DEFAULT_DIALECT)
     if dialect not in DIALECTS:
         r.fail("dialect", " or ".join(repr(d) for d in DIALECTS), dialect)
@@ -105,7 +117,7 @@ def request_from_wire(data: Any, *, source: str = "<request>") -> tuple[Compacti
     if previous > len(turns):
         r.fail("previous_output", f"at most the number of messages ({len(turns)})", previous)
     return CompactionRequest(turns, r.int("budget", minimum=1), tags, r.int("tier", default=1, minimum=1),
-                             consumers, previous, dialect), protocol
+                             consumers, previous, dialect, version if protocol == "rich" else RICH_PROTOCOL_VERSION), protocol
 
 
 def _payload_of(data: dict[str, Any], dialect: str) -> Any:

@@ -8,7 +8,7 @@ import sys
 
 from harness._base._calling import call_once, output_tail
 from harness._base._errors import InfraError, SpecError
-from harness._base._protocol import resolve_protocol
+from harness._base._protocol import declared_version, resolve_protocol
 from harness._app.calling._loading import code_fingerprint, load_callable, load_module, may_vary, spec_identity
 from harness._app.calling._transport import Answer, Loaded, Setup
 from harness._app.calling._worker import Worker
@@ -70,7 +70,7 @@ class InlineTransport:
         self.protocol = resolve_protocol(self._fn, setup.protocol, recorded=setup.recorded_protocol,
                                          spec=self._spec)
         return Loaded(self.protocol, code_fingerprint(self._fn, also=tuple(load_module(m) for m in setup.extend)),
-                      may_vary(self._fn), spec_identity(self._spec))
+                      may_vary(self._fn), spec_identity(self._spec), declared_version(self._fn, self.protocol))
 
     def call(self, request, timeout: float) -> Answer:
         redact = self._setup.redactor.redact

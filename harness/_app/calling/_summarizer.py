@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 from harness._base._calling import valid_text
 from harness._base._errors import InfraError, MalformedResult, SpecError
-from harness._base._protocol import CompactionRequest, CompactionResult, result_from_dict
+from harness._base._protocol import CompactionRequest, CompactionResult, result_from_dict, version_warning
 from harness._base._tokens import context_tokens
 from harness._app.calling._cache import Answer, CallCache, FailedCall
 from harness._app.calling._cmd import CommandTransport
@@ -128,6 +128,7 @@ class Summarizer:
             raise SpecError(self.redactor.redact(str(exc))) from None
         self.protocol = loaded.protocol
         self.may_vary = loaded.may_vary
+        self.declared_version = loaded.declared_version  # compaction_protocol_version, None if it says none
         self._setup = dataclasses.replace(self._setup, protocol=loaded.protocol)  # instances made later agree
         self._idle.append(first)
         # What it runs, whatever --summarizer-version says: which function or endpoint, else its fingerprint.
@@ -139,6 +140,12 @@ class Summarizer:
         transport = self._make(self.spec, self._setup)
         self._made.append(transport)
         return transport
+
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        """What a run reports once about the summarizer itself: written for an older protocol version."""
+        said = version_warning(self.protocol, self.declared_version)
+        return (said,) if said else ()
 
     @property
     def calls(self) -> int:

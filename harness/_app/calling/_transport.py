@@ -34,13 +34,15 @@ __all__ = ["Loaded", "Answer", "Setup", "Transport", "checked_answer"]
 
 @dataclass(frozen=True, slots=True)
 class Loaded:
-    """What an adapter found when loading: the protocol to call with, a fingerprint for cache keys, and
-    whether the summarizer says it may answer the same request differently (``compaction_may_vary``)."""
+    """What an adapter found when loading: the protocol to call with, a fingerprint for cache keys,
+    whether the summarizer says it may answer the same request differently (``compaction_may_vary``), and
+    the protocol version it says it was written for (``compaction_protocol_version``)."""
 
     protocol: str
     fingerprint: str
     may_vary: bool = False
     identity: str = ""  # which function (Python) or endpoint it is, for compare; "" when the fingerprint says it
+    declared_version: int | None = None  # None: it declares none, or cannot (a server or a command has no attribute)
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,7 +23,7 @@ from typing import Any
 
 from harness._base._calling import DEFAULT_MAX_RESULT_CHARS, call_once, output_tail
 from harness._base._errors import InfraError, SpecError
-from harness._base._protocol import CompactionRequest, resolve_protocol
+from harness._base._protocol import CompactionRequest, declared_version, resolve_protocol
 from harness._app.calling._loading import code_fingerprint, load_callable, load_module, may_vary, spec_identity
 from harness._app.calling._options import DEFAULT_LOAD_TIMEOUT
 from harness._app.calling._redact import Redactor
@@ -207,7 +207,8 @@ def _serve(conn, spec: str, protocol: str | None, recorded: str | None, max_resu
         extensions = tuple(load_module(module) for module in extend)
         fn = load_callable(spec)
         protocol = resolve_protocol(fn, protocol, recorded=recorded, spec=spec)
-        conn.send(("loaded", protocol, code_fingerprint(fn, also=extensions), may_vary(fn), spec_identity(spec)))
+        conn.send(("loaded", protocol, code_fingerprint(fn, also=extensions), may_vary(fn), spec_identity(spec),
+                   declared_version(fn, protocol)))
     except SpecError as exc:
         printed = capture.tail()
         conn.send(("error", redactor.redact(str(exc)) + (f"; it printed: {printed}" if printed else "")))
