@@ -1,5 +1,5 @@
 import sys
 
-from harness._app.cli._main import main
+from harness._app.cli._entry import main
 
 sys.exit(main())

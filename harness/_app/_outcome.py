@@ -17,7 +17,7 @@ class ExitCode(enum.IntEnum):
 
     OK = 0  # everything asked for was judged, and nothing was violated
     VIOLATIONS = 1  # a violation (or, with --unclear fail, an unclear reading); compare: a new failure
-    USAGE = 2  # a usage or input error, or something the command was given that it could not judge
+    USAGE = 2  # a usage or input error, something the command was given that it could not judge, or an InternalError
     SUMMARIZER = 3  # the summarizer itself failed (and nothing was violated)
     INCOMPLETE = 4  # work stopped before everything was judged (and nothing was violated)
 

@@ -20,7 +20,7 @@ from harness._app.judging._session import SessionConfig, run_session
 from harness._app.judging._survival import RoundTally, session_survival
 from oracles import DEFAULT_RULES, Case, Finding, Oracle, ProseRules, SessionCase, Severity, check, check_session, select
 
-__all__ = ["StopJudging", "Violation", "Evaluation", "judge_session", "evidence_of"]
+__all__ = ["StopJudging", "Violation", "Degraded", "Evaluation", "judge_session", "evidence_of"]
 
 
 class StopJudging(BaseException):
@@ -32,6 +32,10 @@ class StopJudging(BaseException):
 
 #: One violation as first seen: the finding, the round index, the boundary and the context returned.
 Violation = tuple[Finding, int | None, int | None, dict[str, Any] | None]
+
+#: One degrade finding (honest but coarser) as seen: the finding, the round index and the boundary (both None
+#: for a session finding tied to no round). Reported one by one, never shrunk.
+Degraded = tuple[Finding, int | None, int | None]
 
 
 @dataclass
@@ -47,7 +51,7 @@ class Evaluation:
     # root cause the first would hide (a compactor that drops old turns and rewrites identifiers in those it
     # keeps), the first per (invariant, fact kind, evidence). Not kept when judging stops at ``until``.
     more: dict[tuple[str, str | None, str | None], Violation] = field(default_factory=dict)
-    degradations: list[str] = field(default_factory=list)
+    degraded: list[Degraded] = field(default_factory=list)
     # Readings the oracles could not settle, the first per (invariant, fact kind, why), with how often each
     # showed: for a person to review, never a violation (shrinking does not chase them).
     unclear: dict[tuple[str, str | None, str | None], Violation] = field(default_factory=dict)
@@ -73,6 +77,11 @@ class Evaluation:
     # Per round, per fact kind: live obligations kept, bent, lost (``harness._app.judging._survival``); not computed
     # when judging stops at a given violation (``until``).
     survival: tuple[RoundTally, ...] = ()
+
+    @property
+    def degradations(self) -> list[str]:
+        """The invariant of each degrade finding, as a run counts them."""
+        return [finding.invariant for finding, _, _ in self.degraded]
 
     def shown(self, key: tuple[str, str | None], evidence: str | None = None) -> Violation | None:
         """The violation of ``key`` (with ``evidence``, when given: the first one resting on it)."""
@@ -162,7 +171,7 @@ def judge_session(transcript: Transcript, summarize: Callable[[CompactionRequest
                 continue
             mark(rnd.index, finding)
             if finding.severity is Severity.DEGRADE:
-                ev.degradations.append(finding.invariant)
+                ev.degraded.append((finding, rnd.index, rnd.boundary))
                 continue
             if finding.severity is Severity.UNCLEAR:
                 if not early:
@@ -210,10 +219,10 @@ def judge_session(transcript: Transcript, summarize: Callable[[CompactionRequest
     for finding in check_session(session_case, chosen):
         if finding.round is not None and 0 <= finding.round < len(rounds):
             mark(finding.round, finding)
-        if finding.severity is Severity.DEGRADE:
-            ev.degradations.append(finding.invariant)
-            continue
         rnd = rounds[finding.round] if finding.round is not None and 0 <= finding.round < len(rounds) else None
+        if finding.severity is Severity.DEGRADE:
+            ev.degraded.append((finding, None, None) if rnd is None else (finding, rnd.index, rnd.boundary))
+            continue
         if finding.severity is Severity.UNCLEAR:
             note_unclear(finding, rnd)
             continue

@@ -15,17 +15,18 @@ from harness._base._schema import Reader
 from harness._app.fuzzing._fuzz import FuzzResult
 from harness._app.judging._survival import Survival, survival_from_dict
 from harness._app.reports._reproduce import reproduce_command
-from harness._app.running._results import Failure, RunResult, Unclear
+from harness._app.running._results import Degradation, Failure, RunResult, Unclear
 from oracles import select
 
-__all__ = ["REPORT_VERSION", "report_dict", "sessions_dict", "finding_row", "fuzz_report_dict", "unclear_dict", "read_report", "check_report",
-           "report_survival"]
+__all__ = ["REPORT_VERSION", "report_dict", "sessions_dict", "finding_row", "fuzz_report_dict", "unclear_dict",
+           "degradation_dict", "read_report", "check_report", "report_survival"]
 
 
 #: The JSON report's layout version: 2 added ``report_version``, ``oracles``, ``unjudged``, ``budget`` and
 #: ``survival``; 3 added ``unclear`` (readings for review), ``unclear_mode``, each violation's ``evidence``,
 #: and root causes: ``findings`` (each with its transcript and context) and each violation's ``invariants``,
 #: ``also``, ``also_seen`` and ``cause`` (``"dropped"`` when the compactor dropped the obligation's own turns).
+#: A key added beside the others (``degraded``, each degradation) is no new version: readers take it missing.
 REPORT_VERSION = 3
 
 
@@ -105,6 +106,7 @@ def report_dict(result: RunResult) -> dict[str, Any]:
         # One row per root cause, in the order of ``violations``.
         "findings": [finding_row(v, n) for n, v in enumerate(violations)],
         "degradations": result.degradations,
+        "degraded": [degradation_dict(g) for g in result.degraded],
         "infra_errors": [{"kind": e.kind, "message": e.message, "example": e.example, "output": e.output}
                          for e in result.infra_errors],
         "incomplete": result.incomplete,
@@ -167,6 +169,13 @@ def unclear_dict(u: Unclear) -> dict[str, Any]:
     return {"invariant": u.invariant, "fact_kind": u.fact_kind, "fact_id": u.fact_id, "why": u.why,
             "detail": u.detail, "obligation": u.obligation, "sentence": u.sentence, "example": u.example,
             "round": u.round, "boundary": u.boundary, "count": u.count}
+
+
+def degradation_dict(g: Degradation) -> dict[str, Any]:
+    """One degrade finding as the JSON report lists it."""
+    return {"invariant": g.invariant, "fact_kind": g.fact_kind, "fact_id": g.fact_id, "detail": g.detail,
+            "expected": g.expected, "found": g.found, "evidence": g.evidence, "outcome": g.outcome,
+            "example": g.example, "round": g.round, "boundary": g.boundary}
 
 
 def read_report(path: str | Path, *, max_mb: float = DEFAULT_MAX_FILE_MB) -> dict[str, Any]:
@@ -273,6 +282,12 @@ def check_report(data: Any, source: str) -> None:
     degradations = r._get("degradations", {})
     if not isinstance(degradations, dict) or not all(isinstance(n, int) for n in degradations.values()):
         r.fail("degradations", "an object mapping oracle ids to counts", degradations)
+    for g in r.children("degraded", default=[]):
+        g.str("invariant")
+        for key in ("fact_kind", "fact_id", "detail", "expected", "found", "evidence", "outcome"):
+            g.optional_str(key)
+        for key in ("example", "round", "boundary"):
+            g.optional_int(key)
     if "survival" in data:
         survival_from_dict(data["survival"], source=source)
 

@@ -108,6 +108,7 @@ def merge_shards(documents: list[dict[str, Any]]) -> dict[str, Any]:
         for oracle, count in (d.get("degradations") or {}).items():
             degradations[oracle] = degradations.get(oracle, 0) + count
     base["degradations"] = degradations
+    base["degraded"] = [g for d in documents for g in d.get("degraded") or []]
     stops = [d["incomplete"] for d in documents if d.get("incomplete")]
     base["incomplete"] = "; ".join(dict.fromkeys(stops)) or None
     if all("survival" in d for d in documents):

@@ -11,13 +11,13 @@ from harness._base._kinds import defined_kinds
 from harness._base._model import Consumer, FactKind, Transcript, normalise_kind
 from harness._app._outcome import ExitCode, Stop, exit_code
 from harness._app.calling._summarizer import CallStats
-from harness._app.judging._judge import Evaluation
+from harness._app.judging._judge import Evaluation, evidence_of
 from harness._app.judging._survival import Survival
 from harness._app.shrinking._tally import PassTally
 from harness._app.running._options import DEFAULT_BUDGET, RunConfig
 
-__all__ = ["Failure", "Unclear", "InfraFailure", "RunResult", "Sessions", "kind_warnings", "unjudged_oracles",
-           "turn_stats", "collect_unclear", "ordered_unclear"]
+__all__ = ["Failure", "Unclear", "Degradation", "InfraFailure", "RunResult", "Sessions", "kind_warnings",
+           "unjudged_oracles", "turn_stats", "collect_unclear", "ordered_unclear", "degradations_of"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,6 +149,30 @@ def collect_unclear(seen: dict, ev: Evaluation, example: int) -> None:
             seen[key] = dataclasses.replace(held, count=held.count + count)
 
 
+@dataclass(frozen=True, slots=True)
+class Degradation:
+    """One degrade finding of a run (honest but coarser: kept, but bent), where it showed: what was bent and
+    how, in the finding's own words. Listed for review, never shrunk, never a failure."""
+
+    invariant: str
+    fact_kind: str | None
+    fact_id: str | None
+    detail: str
+    expected: str | None
+    found: str | None
+    evidence: str | None
+    outcome: str | None
+    example: int
+    round: int | None
+    boundary: int | None
+
+
+def degradations_of(ev: Evaluation, example: int) -> tuple[Degradation, ...]:
+    """Each degrade finding of one example's session, in the order it was judged."""
+    return tuple(Degradation(f.invariant, f.fact_kind, f.fact_id, f.detail, f.expected, f.found, evidence_of(f),
+                             None if f.outcome is None else str(f.outcome), example, rnd, boundary)
+                 for f, rnd, boundary in ev.degraded)
+
 
 @dataclass(frozen=True, slots=True)
 class InfraFailure:
@@ -191,7 +215,7 @@ class RunResult:
     summarizer_calls: int
     cache_hits: int
     failures: tuple[Failure, ...]
-    degradations: dict[str, int]
+    degradations: dict[str, int]  # oracle id -> how many degrade findings it made (each is in ``degraded``)
     infra_errors: tuple[InfraFailure, ...]
     turns: tuple[int, ...] = field(default=())
     incomplete: Stop | None = None
@@ -212,6 +236,7 @@ class RunResult:
     sessions: Sessions = field(default_factory=Sessions)  # how big the sessions were, what made them compact
     background: dict[str, Any] | None = None  # ``Background.summary()`` of --background: files, formats, left out
     may_vary: bool = False  # the summarizer may answer one request differently (--may-vary, compaction_may_vary)
+    degraded: tuple[Degradation, ...] = ()  # each degrade finding, in the order the examples were judged
 
     @property
     def nondeterministic(self) -> bool:

@@ -32,8 +32,9 @@ from harness._app.running._evaluate import check_consumers, evaluate
 from harness._app.running._exploration import (DETERMINISM_PROBES, Prefetched, generate, judge_in_order, probed,
                                                run_strategy, stages)
 from harness._app.running._options import RunConfig
-from harness._app.running._results import (Failure, InfraFailure, RunResult, Sessions, Unclear, collect_unclear,
-                                           kind_warnings, ordered_unclear, unjudged_oracles)
+from harness._app.running._results import (Degradation, Failure, InfraFailure, RunResult, Sessions, Unclear,
+                                           collect_unclear, degradations_of, kind_warnings, ordered_unclear,
+                                           unjudged_oracles)
 from harness._app.running._shrink import shrink_failure
 from oracles import select
 from strategies import load_background
@@ -85,6 +86,7 @@ class _Found:
         self.unclear: dict[tuple[str, str | None, str | None], Unclear] = {}
         self.infra: list[InfraFailure] = []
         self.degradations: dict[str, int] = {}
+        self.degraded: list[Degradation] = []  # each degrade finding, with its example and round
         self.turns: list[int] = []
         self.rounds = 0
         self.sessions = Sessions()
@@ -128,6 +130,7 @@ class _Found:
         self.survival = self.survival.add(ev.survival)
         for invariant in ev.degradations:
             self.degradations[invariant] = self.degradations.get(invariant, 0) + 1
+        self.degraded.extend(degradations_of(ev, len(self.turns)))
         if ev.infra is not None:
             self.infra.append(InfraFailure(ev.infra.kind, ev.infra.message, len(self.turns), ev.infra.output))
         return True
@@ -375,10 +378,10 @@ def _conclude(found: _Found, incomplete: Stop | None, config: RunConfig, chosen,
         config = config.but(examples=max(1, explored.examples))
     return RunResult(config, seed, summarizer.protocol, examples, calls, summarizer.cache.hits, tuple(failures),
                      found.degradations, infra, tuple(found.turns), incomplete, tuple(summarizer.cache.discarded),
-                     kind_warnings(chosen), first_calls, summarizer.stats,
+                     summarizer.warnings + kind_warnings(chosen), first_calls, summarizer.stats,
                      budget.cap_reached, survival=found.survival, unjudged=tuple(unjudged.items()),
                      unclear=ordered_unclear(found.unclear), sessions=found.sessions,
-                     may_vary=summarizer.may_vary or config.judging.may_vary)
+                     may_vary=summarizer.may_vary or config.judging.may_vary, degraded=tuple(found.degraded))
 
 
 def _merged(kept: Failure, again: Failure) -> Failure:
