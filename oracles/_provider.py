@@ -20,6 +20,13 @@ The rules, by dialect:
 - ``openai-responses``: every ``function_call_output`` comes after its ``function_call``; every call is
   answered, unless no message item follows it.
 
+In the dialects that carry opaque parts (``harness.Part``: Anthropic thinking, Responses reasoning and
+compaction items), every part in the context is one the compactor was given, byte-exact
+(``parts-intact``: the provider verifies signatures and decrypts content, and refuses an edit); a call left
+awaiting its result keeps the reasoning its source turn had (``reasoning-with-call``: Anthropic refuses a
+pending tool use without its thinking block, OpenAI a function call without its reasoning item); and a
+Responses compaction item, which stands for all the context before it, is kept (``compaction-kept``).
+
 In every dialect, a call the context leaves waiting for its result (it may, as the last message) is one
 the source made and has not answered yet (``call-made``): a call on an id the source never made (a
 background job's handle rebuilt as a call) is never answered, and the next request breaks the rules above.
@@ -31,8 +38,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from harness._base._dialects import merged_messages, render
-from harness._base._model import Turn
+from harness._base._dialects import DROPPED_PARTS, merged_messages, render
+from harness._base._model import Part, PartKind, Turn
 from oracles._core import Case, Evidence, Finding, Severity, oracle
 
 __all__ = ["Problem", "problems", "RULES"]
@@ -49,6 +56,8 @@ RULES: dict[str, dict[str, str]] = {
     },
     "anthropic": {
         "call-made": _CALL_MADE,
+        "parts-intact": "every thinking block byte-exact as the compactor was given it (signature and text)",
+        "reasoning-with-call": "a tool_use awaiting its result keeps the thinking blocks its source turn had",
         "has-messages": "at least one message",
         "first-from-user": "the first message from the user",
         "non-empty": "no empty message (but a final assistant one) and no empty text block",
@@ -59,6 +68,9 @@ RULES: dict[str, dict[str, str]] = {
     },
     "openai-responses": {
         "call-made": _CALL_MADE,
+        "parts-intact": "every reasoning and compaction item byte-exact as the compactor was given it",
+        "reasoning-with-call": "a function_call awaiting its output keeps the reasoning item its source turn had",
+        "compaction-kept": "every compaction item the compactor was given kept (it stands for the context before it)",
         "output-after-call": "each function_call_output after its function_call",
         "call-answered": "each function_call answered by a function_call_output (unless no message item follows it)",
     },
@@ -171,14 +183,47 @@ def provider_valid(case: Case) -> Iterator[Finding]:
     # legal while it was the last message, never answered once the session went on.
     made = {c.id for t in case.window for c in t.tool_calls} | {t.tool_call_id for t in case.window if t.tool_call_id}
     given = {(p.rule, p.call_id) for p in problems(case.given, dialect) if p.call_id is None or p.call_id in made}
-    never_made = list(_calls_never_made(case.result.messages, made))
-    phantoms = {p.call_id for p in never_made}  # their other broken rules are symptoms of this one cause
+    never_made = [*_calls_never_made(case.result.messages, made), *_opaque_parts(case, dialect)]
+    phantoms = {p.call_id for p in never_made if p.call_id is not None}  # their other broken rules are symptoms of this one cause
     for problem in [*never_made, *(p for p in problems(case.result.messages, dialect) if p.call_id not in phantoms)]:
         if (problem.rule, problem.call_id) in given:
             continue  # already so in what the compactor was given: the source's defect
         yield Finding("provider-valid", Severity.VIOLATE, f"{dialect} rule {problem.rule}: {problem.detail}",
                       expected=RULES[dialect][problem.rule], found=f"{dialect} message [{problem.index}]",
                       call_id=problem.call_id, evidence=Evidence.SHAPE)
+
+
+def _part_key(part: Part, dialect: str) -> tuple:
+    """What the provider checks of a part: all of it (Anthropic has no id for a thinking block)."""
+    return (part.kind, part.data, part.text) + ((part.id,) if dialect == "openai-responses" else ())
+
+
+def _opaque_parts(case: Case, dialect: str) -> Iterator[Problem]:
+    """Parts edited or invented, reasoning lost from a pending call, a compaction item dropped."""
+    if dialect not in ("anthropic", "openai-responses"):
+        return
+    given = [p for t in case.given for p in t.parts if p.kind not in DROPPED_PARTS[dialect]]
+    known = {_part_key(p, dialect) for p in given}
+    turns = case.result.messages
+    for i, turn in enumerate(turns):
+        for part in turn.parts:
+            if part.kind not in DROPPED_PARTS[dialect] and _part_key(part, dialect) not in known:
+                yield Problem("parts-intact", i, f"message [{i}] holds a {part.kind} part that is not byte-exact any the "
+                              f"compactor was given (the provider refuses an edited one): {part.text or part.data}"[:300])
+    reasoning_of = {c.id: [p for p in t.parts if p.kind is PartKind.REASONING] for t in case.given for c in t.tool_calls}
+    answered = {t.tool_call_id for t in turns if t.tool_call_id}
+    for i, turn in enumerate(turns):
+        kept = {_part_key(p, dialect) for p in turn.parts}
+        for call in turn.tool_calls:
+            lost = [p for p in reasoning_of.get(call.id, ()) if _part_key(p, dialect) not in kept]
+            if call.id not in answered and lost:
+                yield Problem("reasoning-with-call", i, f"call {call.id} of message [{i}] awaits its result without the "
+                              f"reasoning its turn was given with ({len(lost)} part(s) lost)", call.id)
+    held = {_part_key(p, dialect) for t in turns for p in t.parts}
+    for part in given:
+        if part.kind is PartKind.COMPACTION and _part_key(part, dialect) not in held:
+            yield Problem("compaction-kept", 0, f"the compaction item {part.id or part.data[:24]} the compactor was "
+                          "given is gone, and with it the context it stood for")
 
 
 def _calls_never_made(turns: Sequence[Turn], made: set[str]) -> Iterator[Problem]:

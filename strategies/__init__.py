@@ -18,6 +18,7 @@ from strategies._internal._background import Background, load_background
 from strategies._internal._expand import expand
 from strategies._internal._kinds import KindGenerator
 from strategies._internal._literals import make_literal
+from strategies._internal._parts import PART_DIALECTS, with_provider_parts
 from strategies._internal._sizing import DEFAULT_MAX_WINDOWS, DEFAULT_TRIGGER
 from strategies._internal._skeleton import (
     PRIMARY_KINDS,
@@ -47,6 +48,7 @@ __all__ = [
     "DEFAULT_TRIGGER",
     "MAX_TURNS_PER_DECOY",
     "MAX_TURNS_PER_FACT",
+    "PART_DIALECTS",
     "PRIMARY_KINDS",
     "Anchor",
     "Background",
@@ -68,4 +70,5 @@ __all__ = [
     "skeleton_to_dict",
     "skeletons",
     "transcripts",
+    "with_provider_parts",
 ]

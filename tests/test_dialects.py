@@ -200,6 +200,10 @@ def test_a_trimmer_that_cuts_pairs_in_its_dialect_is_reported_with_a_minimal_tra
 ])
 def test_a_pair_safe_trimmer_keeps_its_requests_valid(tmp_path, spec, dialect):
     code, report = _run(tmp_path, spec, dialect, "--only", "provider-valid,tool-pairing")
+    if dialect == "openai-responses":  # written before compaction items: it trims the one it is given as old
+        details = {v["detail"].split(":")[0] for v in report["violations"]}
+        assert details == {"openai-responses rule compaction-kept"}, details
+        return
     assert (code, report["findings"]) == (0, [])
 
 

@@ -25,7 +25,7 @@ def test_all_is_exactly_what_the_package_exposes(package):
 def test_harness_public_names():
     assert sorted(harness.__all__) == sorted([
         "SCHEMA_VERSION", "CompactionRequest", "Consumer", "CompactionViolation", "CompactionResult", "LedgerEntry", "MalformedResult", "compact_once",
-        "count_tokens", "message_tokens", "request_for", "result_from_return", "Fact", "FactKind", "Fate", "HarnessError", "InfraError", "InvalidArgument", "KindDef", "PathError", "SpecError", "Polarity", "Role",
+        "count_tokens", "message_tokens", "request_for", "result_from_return", "Fact", "FactKind", "Fate", "HarnessError", "InfraError", "InvalidArgument", "KindDef", "PathError", "SpecError", "Polarity", "Role", "Part", "PartKind",
         "SchemaError", "Status", "ToolCall", "Transcript", "Turn", "__version__", "define_kind", "defined_kinds",
         "dumps", "kind_def", "live_facts", "load", "loads", "to_messages", "transcript_from_dict", "transcript_to_dict",
         "undefine_kind",
@@ -38,7 +38,7 @@ def test_strategies_public_names():
         "DEFAULT_MAX_WINDOWS", "DEFAULT_TRIGGER",
         "MAX_TURNS_PER_DECOY", "MAX_TURNS_PER_FACT", "PRIMARY_KINDS", "Anchor", "Background", "Cut", "DecoyKind",
         "DecoySpec", "EffectSpec", "FactSpec", "KindGenerator", "Skeleton", "cuts", "decoys", "effects", "expand", "facts",
-        "load_background",
+        "load_background", "PART_DIALECTS", "with_provider_parts",
         "make_literal", "skeleton_from_dict", "skeleton_to_dict", "skeletons", "transcripts",
     ])
     for name in strategies.__all__:

@@ -14,6 +14,8 @@ from harness._base._model import (
     Effect,
     Fact,
     Fate,
+    Part,
+    PartKind,
     Polarity,
     Role,
     Status,
@@ -33,6 +35,8 @@ def _turn_to_dict(turn: Turn) -> dict[str, Any]:
         out["tool_calls"] = [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in turn.tool_calls]
     if turn.tool_call_id is not None:
         out["tool_call_id"] = turn.tool_call_id
+    if turn.parts:  # only when there are some: older readers never see the key
+        out["parts"] = [{"kind": p.kind.value, "data": p.data, "text": p.text, "id": p.id} for p in turn.parts]
     return out
 
 
@@ -81,7 +85,9 @@ def _turn_from(r: Reader) -> Turn:
         ToolCall(id=c.str("id", nonempty=True), name=c.str("name", nonempty=True), arguments=c.str("arguments", default="{}"))
         for c in r.children("tool_calls", default=[])
     )
-    return r.wrap(Turn, r.enum("role", Role), r.str("text"), calls, r.optional_str("tool_call_id"))
+    parts = tuple(Part(p.enum("kind", PartKind), p.str("data"), p.str("text", default=""), p.str("id", default=""))
+                  for p in r.children("parts", default=[]))
+    return r.wrap(Turn, r.enum("role", Role), r.str("text"), calls, r.optional_str("tool_call_id"), parts)
 
 
 def _fact_from(r: Reader) -> Fact:

@@ -15,6 +15,11 @@ without its id, is the compactor's malformed answer (``MalformedResult``, naming
 Both directions keep every text, call id, tool name and argument. What a dialect has no place for is
 merged, not lost: Anthropic has one ``system``, so every system turn goes there, in order; a
 Responses assistant message and the function calls right after it read back as one assistant turn.
+
+An assistant turn's opaque parts (``harness.Part``) go where the dialect has them: reasoning as Anthropic
+``thinking`` (or ``redacted_thinking``, when it has no text) blocks first in the message, or as a Responses
+``reasoning`` item before the turn's items; a compaction part as a Responses ``compaction`` item. Chat has
+no place for either and drops them; Anthropic drops compaction parts (``DROPPED_PARTS``).
 """
 
 from __future__ import annotations
@@ -25,20 +30,27 @@ from typing import Any
 
 from harness._base._errors import MalformedResult, _short
 from harness._base._messages import to_messages
-from harness._base._model import Role, ToolCall, Turn
+from harness._base._model import Part, PartKind, Role, ToolCall, Turn
 
 __all__ = ["DIALECTS", "DEFAULT_DIALECT", "render", "read", "merged_messages", "anthropic_message", "responses_turns",
-           "system_text", "UNREAD_BLOCKS", "UNREAD_ITEMS"]
+           "system_text", "UNREAD_BLOCKS", "UNREAD_ITEMS", "DROPPED_PARTS"]
 
 DIALECTS = ("chat", "anthropic", "openai-responses")
 DEFAULT_DIALECT = "chat"
+
+#: The parts each dialect has no place for: written without them, so a compactor never sees them there.
+DROPPED_PARTS = {"chat": frozenset(PartKind), "anthropic": frozenset({PartKind.COMPACTION}),
+                 "openai-responses": frozenset()}
 
 #: Where the arguments of a call whose JSON text is not an object go in a ``tool_use`` ``input``.
 _RAW_ARGUMENTS = "arguments"
 
 
 def render(turns: Sequence[Turn], dialect: str) -> Any:
-    """``turns`` as ``dialect`` writes them: a list of chat messages, an Anthropic body, or Responses items."""
+    """``turns`` as ``dialect`` writes them: a list of chat messages, an Anthropic body, or Responses items. A turn
+    that is nothing but parts the dialect drops is not written (it would be an empty message)."""
+    dropped = DROPPED_PARTS.get(dialect, frozenset())
+    turns = [t for t in turns if not t.parts or t.text or t.tool_calls or any(p.kind not in dropped for p in t.parts)]
     if dialect == "chat":
         return to_messages(tuple(turns))
     if dialect == "anthropic":
@@ -100,8 +112,9 @@ def _anthropic_body(turns: Sequence[Turn]) -> dict[str, Any]:
                 last["content"].append(block)  # the results of one assistant message share one user message
             else:
                 messages.append({"role": "user", "content": [block]})
-        elif turn.role is Role.ASSISTANT and turn.tool_calls:
-            blocks: list[dict[str, Any]] = [{"type": "text", "text": turn.text}] if turn.text else []
+        elif turn.role is Role.ASSISTANT and (turn.tool_calls or _thinking(turn)):
+            blocks: list[dict[str, Any]] = _thinking(turn)
+            blocks += [{"type": "text", "text": turn.text}] if turn.text else []
             blocks += [{"type": "tool_use", "id": c.id, "name": c.name, "input": _input_of(c.arguments)}
                        for c in turn.tool_calls]
             messages.append({"role": "assistant", "content": blocks})
@@ -111,6 +124,12 @@ def _anthropic_body(turns: Sequence[Turn]) -> dict[str, Any]:
     if system:
         body["system"] = "\n\n".join(system)
     return body
+
+
+def _thinking(turn: Turn) -> list[dict[str, Any]]:
+    """A turn's reasoning parts as the thinking blocks that open its message (redacted when there is no text)."""
+    return [{"type": "thinking", "thinking": p.text, "signature": p.data} if p.text else
+            {"type": "redacted_thinking", "data": p.data} for p in turn.parts if p.kind is PartKind.REASONING]
 
 
 def _block_text(block: Any, where: str) -> str:
@@ -210,11 +229,13 @@ def anthropic_message(message: Any, where: str) -> list[Turn]:
     turns: list[Turn] = []
     texts: list[str] = []
     calls: list[ToolCall] = []
+    parts: list[Part] = []
 
     def flush() -> None:
-        if role == "assistant" and (texts or calls):
-            turns.append(Turn(Role.ASSISTANT, "\n".join(texts), tuple(calls)))
+        if role == "assistant" and (texts or calls or parts):
+            turns.append(Turn(Role.ASSISTANT, "\n".join(texts), tuple(calls), parts=tuple(parts)))
             calls.clear()
+            parts.clear()
         elif texts:
             turns.append(Turn(Role(role), "\n".join(texts)))
         texts.clear()
@@ -237,6 +258,10 @@ def anthropic_message(message: Any, where: str) -> list[Turn]:
                 raise MalformedResult(f"{at}.tool_use_id: a {kind} needs a non-empty string, got {_short(call_id)}")
             flush()
             turns.append(Turn(Role.TOOL, _result_text(block.get("content"), at), (), call_id))
+        elif role == "assistant" and kind in ("thinking", "redacted_thinking"):
+            _check_unread(block, kind, at)  # a thinking block without its signature is refused by the API
+            parts.append(Part(PartKind.REASONING, block["signature"], block["thinking"]) if kind == "thinking"
+                         else Part(PartKind.REASONING, block["data"]))
         elif kind in UNREAD_BLOCKS:
             _check_unread(block, kind, at)  # carries nothing the oracles read, but must be a block the API takes
         else:
@@ -280,13 +305,37 @@ def _responses_items(turns: Sequence[Turn]) -> list[dict[str, Any]]:
         if turn.role is Role.TOOL:
             items.append({"type": "function_call_output", "call_id": turn.tool_call_id, "output": turn.text})
             continue
-        if turn.text or not turn.tool_calls:
+        items += [_opaque_item(p) for p in turn.parts]
+        if turn.text or not (turn.tool_calls or turn.parts):
             part = "output_text" if turn.role is Role.ASSISTANT else "input_text"
             items.append({"type": "message", "role": turn.role.value,
                           "content": [{"type": part, "text": turn.text}]})
         items += [{"type": "function_call", "call_id": c.id, "name": c.name, "arguments": c.arguments}
                   for c in turn.tool_calls]
     return items
+
+
+def _opaque_item(part: Part) -> dict[str, Any]:
+    """A part as the Responses item carrying it: a reasoning item (its text as the summary) or a compaction item."""
+    if part.kind is PartKind.COMPACTION:
+        return {"type": "compaction", "id": part.id, "encrypted_content": part.data}
+    summary = [{"type": "summary_text", "text": part.text}] if part.text else []
+    return {"type": "reasoning", "id": part.id, "summary": summary, "encrypted_content": part.data}
+
+
+def _opaque_part(item: dict[str, Any], kind: str, where: str) -> Part:
+    """A reasoning or compaction item as a part: its encrypted content is what the API checks, so it must be there."""
+    data, item_id = item.get("encrypted_content") or "", item.get("id", "")  # a stored item may go by its id alone
+    if not isinstance(data, str):
+        raise MalformedResult(f"{where}.encrypted_content: expected a string, got {_short(data)}")
+    if not isinstance(item_id, str):
+        raise MalformedResult(f"{where}.id: expected a string, got {_short(item_id)}")
+    if kind == "compaction":
+        return Part(PartKind.COMPACTION, data, "", item_id)
+    summary = item.get("summary") or []
+    if not isinstance(summary, list) or any(not isinstance(s, dict) or not isinstance(s.get("text"), str) for s in summary):
+        raise MalformedResult(f"{where}.summary: expected a list of summary_text parts, got {_short(summary)}")
+    return Part(PartKind.REASONING, data, "\n".join(s["text"] for s in summary), item_id)
 
 
 _PARTS = {"input_text", "output_text", "text", "refusal"}
@@ -313,8 +362,10 @@ def _message_text(item: dict[str, Any], where: str) -> str:
 
 #: Items that carry nothing the oracles read (reasoning, an opaque compaction, a reference to an earlier item):
 #: skipped when read. ``mcp_list_tools`` and approvals are bookkeeping of a connector, not the conversation.
-UNREAD_ITEMS = ("reasoning", "compaction", "compaction_summary", "item_reference", "ghost_snapshot", "mcp_list_tools",
+UNREAD_ITEMS = ("compaction_summary", "item_reference", "ghost_snapshot", "mcp_list_tools",
                 "mcp_approval_request", "mcp_approval_response")
+#: Opaque items read as parts of the assistant turn they precede (``harness.Part``).
+_OPAQUE_ITEMS = ("reasoning", "compaction")
 #: The fields of a call item that say what it asked for, tried in order (``function_call`` has ``arguments``).
 _CALL_INPUTS = ("arguments", "input", "action", "operation", "query", "queries", "code")
 #: The fields of a server-side call item that hold its result.
@@ -343,16 +394,26 @@ def responses_turns(items: Any) -> list[tuple[Turn, int]]:
         raise MalformedResult(f"expected a list of Responses input items, got {_short(items)}")
     turns: list[Turn] = []
     opened: list[int] = []  # per turn, the item it was read from (its first, for calls joined to one turn)
+    pending: list[Part] = []  # reasoning and compaction items waiting for the assistant turn they precede
     for i, item in enumerate(items):
         opened += [i - 1] * (len(turns) - len(opened))  # the turns the item before this one opened
         where = f"items[{i}]"
         kind = item.get("type", "message" if isinstance(item, dict) and "role" in item else None) \
             if isinstance(item, dict) else None
-        if kind == "message":
+        assistant = kind == "message" and item.get("role") == "assistant" or (_call_item(kind) and "call_id" in item)
+        if pending and not assistant and kind not in _OPAQUE_ITEMS:  # nothing of the assistant's follows them
+            turns.append(Turn(Role.ASSISTANT, "", parts=tuple(pending)))
+            pending.clear()
+            opened += [i - 1] * (len(turns) - len(opened))
+        if kind in _OPAQUE_ITEMS:
+            pending.append(_opaque_part(item, kind, where))
+        elif kind == "message":
             role = item.get("role")
             if role not in ("system", "developer", "user", "assistant"):
                 raise MalformedResult(f"{where}.role: expected system, developer, user or assistant, got {_short(role)}")
-            turns.append(Turn(Role.SYSTEM if role == "developer" else Role(role), _message_text(item, where)))
+            turns.append(Turn(Role.SYSTEM if role == "developer" else Role(role), _message_text(item, where),
+                              parts=tuple(pending)))
+            pending.clear()
         elif _output_item(kind):
             call_id = item.get("call_id")
             if not isinstance(call_id, str) or not call_id:
@@ -363,9 +424,10 @@ def responses_turns(items: Any) -> list[tuple[Turn, int]]:
                             _call_input(item, kind, where))
             last = turns[-1] if turns else None
             if last is not None and last.role is Role.ASSISTANT and _open_for_calls(items, i):
-                turns[-1] = Turn(Role.ASSISTANT, last.text, (*last.tool_calls, call))
+                turns[-1] = Turn(Role.ASSISTANT, last.text, (*last.tool_calls, call), parts=(*last.parts, *pending))
             else:
-                turns.append(Turn(Role.ASSISTANT, "", (call,)))
+                turns.append(Turn(Role.ASSISTANT, "", (call,), parts=tuple(pending)))
+            pending.clear()
         elif _call_item(kind):  # server-side: the call and its result in one item
             call_id = _nonempty(item, "id", kind, where)
             turns.append(Turn(Role.ASSISTANT, "", (ToolCall(call_id, _call_name(item, kind, where),
@@ -378,6 +440,8 @@ def responses_turns(items: Any) -> list[tuple[Turn, int]]:
         else:
             raise MalformedResult(f"{where}.type: expected message, a call (function_call, custom_tool_call, ...) or "
                                   f"its output, got {_short(kind)}")
+    if pending:
+        turns.append(Turn(Role.ASSISTANT, "", parts=tuple(pending)))
     opened += [len(items) - 1] * (len(turns) - len(opened))
     return list(zip(turns, opened))
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from harness._base._model import Transcript, Turn
 
-__all__ = ["to_messages", "turn_to_message"]
+__all__ = ["to_messages", "turn_to_message", "turn_to_record"]
 
 
 def turn_to_message(turn: Turn) -> dict[str, Any]:
@@ -23,6 +23,15 @@ def turn_to_message(turn: Turn) -> dict[str, Any]:
         ]
     if turn.tool_call_id is not None:
         message["tool_call_id"] = turn.tool_call_id
+    return message
+
+
+def turn_to_record(turn: Turn) -> dict[str, Any]:
+    """A turn as the harness passes it between its own processes and files: its chat message, with its opaque
+    parts (``harness.Part``) under ``parts`` when it has any. Never what a chat summarizer is handed."""
+    message = turn_to_message(turn)
+    if turn.parts:
+        message["parts"] = [{"kind": p.kind.value, "data": p.data, "text": p.text, "id": p.id} for p in turn.parts]
     return message
 
 

@@ -17,6 +17,8 @@ from harness._base._errors import InvalidArgument
 __all__ = [
     "SCHEMA_VERSION",
     "Role",
+    "Part",
+    "PartKind",
     "FactKind",
     "Polarity",
     "Status",
@@ -92,23 +94,52 @@ class ToolCall:
         return ToolCall, (self.id, self.name, self.arguments)
 
 
+class PartKind(StrEnum):
+    """Provider content of an assistant turn that no oracle reads as text and that must go back byte-exact."""
+
+    REASONING = "reasoning"  # Anthropic thinking (text and signature) or redacted thinking; an OpenAI reasoning item
+    COMPACTION = "compaction"  # an OpenAI compaction item: opaque, standing for the context the server compacted
+
+
+@dataclass(frozen=True, slots=True)
+class Part:
+    """An opaque piece of an assistant turn: ``data`` is the signature or encrypted content the provider checks
+    (any edit makes it refuse the request), ``text`` the readable reasoning where there is any, ``id`` the
+    provider's item id where it has one. Chat has no place for parts and drops them (``harness._base._dialects``)."""
+
+    kind: PartKind
+    data: str
+    text: str = ""
+    id: str = ""
+
+    def __reduce__(self):
+        return Part, (self.kind, self.data, self.text, self.id)
+
+
 @dataclass(frozen=True, slots=True)
 class Turn:
-    """One message. A tool turn answers the call named by ``tool_call_id``."""
+    """One message. A tool turn answers the call named by ``tool_call_id``.
+
+    ``parts`` (assistant turns only) are opaque provider content, outside equality and the token count: a turn
+    a compactor kept is the same turn whether or not a dialect could carry its parts, and the oracles judge
+    the parts apart (``provider-valid``)."""
 
     role: Role
     text: str
     tool_calls: tuple[ToolCall, ...] = ()
     tool_call_id: str | None = None
+    parts: tuple[Part, ...] = field(default=(), compare=False)
 
     def __reduce__(self):  # pickled as its fields (see ``ToolCall.__reduce__``); unpickling checks it again
-        return Turn, (self.role, self.text, self.tool_calls, self.tool_call_id)
+        return Turn, (self.role, self.text, self.tool_calls, self.tool_call_id, self.parts)
 
     def __post_init__(self) -> None:
         if self.tool_calls and self.role is not Role.ASSISTANT:
             raise InvalidArgument(f"only assistant turns make tool calls, not role={self.role.value!r}")
         if (self.tool_call_id is not None) != (self.role is Role.TOOL):
             raise InvalidArgument("a tool turn needs tool_call_id, and only a tool turn may have one")
+        if self.parts and self.role is not Role.ASSISTANT:
+            raise InvalidArgument(f"only assistant turns carry reasoning or compaction parts, not role={self.role.value!r}")
 
 
 @dataclass(frozen=True, slots=True)

@@ -32,8 +32,8 @@ from harness._base._dialects import DEFAULT_DIALECT, DIALECTS, render
 from harness._base._errors import InvalidArgument, MalformedResult, SpecError, _short
 from harness._base._kinds import kind_def
 from harness._base._codec import fact_to_dict
-from harness._base._messages import to_messages, turn_to_message
-from harness._base._model import Consumer, Fact, Role, ToolCall, Turn
+from harness._base._messages import to_messages, turn_to_message, turn_to_record
+from harness._base._model import Consumer, Fact, Part, PartKind, Role, ToolCall, Turn
 
 __all__ = [
     "RICH_PROTOCOL_VERSION",
@@ -264,7 +264,7 @@ def _turn_from_message(message: Any, index: int) -> Turn:
     if call_id is not None and not isinstance(call_id, str):
         raise MalformedResult(f"{where}.tool_call_id: expected a string, got {type(call_id).__name__}")
     try:
-        return Turn(role, content, tuple(calls), call_id)
+        return Turn(role, content, tuple(calls), call_id, _parts_of(message, where))
     except ValueError as exc:
         raise MalformedResult(f"{where}: {exc}") from None
 
@@ -281,8 +281,12 @@ def _checked_turn(turn: Turn, where: str) -> Turn:
         raise MalformedResult(f"{where}.tool_calls: expected a tuple of ToolCall with string fields")
     if turn.tool_call_id is not None and not isinstance(turn.tool_call_id, str):
         raise MalformedResult(f"{where}.tool_call_id: expected a string, got {type(turn.tool_call_id).__name__}")
+    if not isinstance(turn.parts, tuple) or not all(
+            isinstance(p, Part) and isinstance(p.kind, PartKind) and all(isinstance(f, str) for f in (p.data, p.text, p.id))
+            for p in turn.parts):
+        raise MalformedResult(f"{where}.parts: expected a tuple of harness.Part with string fields")
     try:  # Turn's own checks, which object.__new__ and object.__setattr__ get past
-        Turn(turn.role, turn.text, turn.tool_calls, turn.tool_call_id)
+        Turn(turn.role, turn.text, turn.tool_calls, turn.tool_call_id, turn.parts)
     except ValueError as exc:
         raise MalformedResult(f"{where}: {exc}") from None
     return turn
@@ -421,8 +425,8 @@ def result_to_dict(result: CompactionResult, given: Sequence[Turn] = ()) -> dict
     turns the summarizer was given) is written as that turn's index: what a worker process sends back for a
     turn kept as it was, so neither side copies or reads it again (``result_from_dict`` with the same turns)."""
     index = _first_index(given) if given else None
-    out: dict[str, Any] = {"messages": [turn_to_message(t) if index is None or (i := index.get(t)) is None else i
-                                        for t in result.messages]}
+    out: dict[str, Any] = {"messages": [turn_to_record(t) if index is None or (i := index.get(t)) is None
+                                        or given[i].parts != t.parts else i for t in result.messages]}
     if result.ledger is not None:
         out["ledger"] = [
             {"kind": e.kind, "literals": list(e.literals), "polarity": e.polarity, "status": e.status,
@@ -441,6 +445,26 @@ def result_to_dict(result: CompactionResult, given: Sequence[Turn] = ()) -> dict
     if result.verified is not None:
         out["verified"] = list(result.verified)
     return out
+
+
+def _parts_of(message: dict[str, Any], where: str) -> tuple[Part, ...]:
+    raw = message.get("parts")
+    if raw is None:
+        return ()
+    if not isinstance(raw, list) or not all(isinstance(p, dict) for p in raw):
+        raise MalformedResult(f"{where}.parts: expected a list of part objects, got {_short(raw)}")
+    parts = []
+    for j, p in enumerate(raw):
+        try:
+            kind = PartKind(p.get("kind"))
+        except ValueError:
+            raise MalformedResult(f"{where}.parts[{j}].kind: expected one of {', '.join(PartKind)}, "
+                                  f"got {_short(p.get('kind'))}") from None
+        fields = [p.get(key, "") for key in ("data", "text", "id")]
+        if not all(isinstance(f, str) for f in fields):
+            raise MalformedResult(f"{where}.parts[{j}]: data, text and id must be strings")
+        parts.append(Part(kind, *fields))
+    return tuple(parts)
 
 
 def result_from_dict(data: Any, given: Sequence[Turn] = ()) -> CompactionResult:

@@ -38,7 +38,7 @@ from harness._base._codec import fact_from_dict, fact_to_dict
 from harness._base._errors import InfraError, MalformedResult, SchemaError
 from harness._base._model import Consumer
 from harness._base._dialects import DEFAULT_DIALECT, DIALECTS, read
-from harness._base._messages import turn_to_message
+from harness._base._messages import turn_to_record
 from harness._base._protocol import (PROTOCOL_VERSIONS, PROTOCOLS, RICH_PROTOCOL_VERSION, CompactionRequest,
                                      consumers_to_wire, result_from_return)
 from harness._base._schema import Reader
@@ -68,6 +68,8 @@ def request_to_wire(request: CompactionRequest, protocol: str) -> dict[str, Any]
     if protocol == "messages" and request.dialect != DEFAULT_DIALECT:
         payload = request.payload()
         data.update(payload if isinstance(payload, dict) else {"input": payload})
+    elif protocol == "rich":  # a rich summarizer gets each turn's opaque parts too (under "parts")
+        data["messages"] = [turn_to_record(t) for t in request.turns]
     else:
         data["messages"] = request.messages()
     if protocol == "rich":
@@ -148,7 +150,7 @@ def answer_from_wire(data: Any, dialect: str = DEFAULT_DIALECT) -> tuple[Any, Us
             turns = read(_payload_of(data, dialect), dialect)
         except MalformedResult as exc:
             raise InfraError("malformed", f"the {dialect} answer: {exc}") from None
-        return {"messages": [turn_to_message(t) for t in turns]}, usage
+        return {"messages": [turn_to_record(t) for t in turns]}, usage
     result = {k: data[k] for k in ("messages", "ledger", "self_report", "marker", "journal", "verified") if k in data}
     return result, usage
 

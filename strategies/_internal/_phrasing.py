@@ -31,6 +31,7 @@ __all__ = [
     "JOB_ACCEPTED",
     "JOB_NOTIFICATIONS",
     "JOB_POLL",
+    "REASONING",
     "JOB_OUTCOMES",
     "OPENERS",
     "ERROR_RESULTS",
@@ -197,6 +198,15 @@ JOB_NOTIFICATIONS = (
 )
 
 JOB_POLL = "check_job"
+
+#: The readable text of a reasoning part (``strategies._internal._parts``): neutral, no obligation and no cue word.
+REASONING = (
+    "Looking at the output before choosing the next step.",
+    "The result matches the plan so far; continuing with the next file.",
+    "Comparing the two outputs first.",
+    "Checking which file to open next.",
+    "That answers the question; moving on.",
+)
 
 JOB_OUTCOMES = (
     "{job}: finished, {name} ok.",

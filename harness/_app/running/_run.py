@@ -37,7 +37,7 @@ from harness._app.running._results import (Degradation, Failure, InfraFailure, R
                                            unjudged_oracles)
 from harness._app.running._shrink import shrink_failure
 from oracles import select
-from strategies import load_background
+from strategies import PART_DIALECTS, load_background, with_provider_parts
 from strategies import expand as expand_skeleton
 
 __all__ = ["run", "shrink_transcript", "shrink_transcripts", "open_summarizer", "Explored"]
@@ -175,8 +175,11 @@ def run(config: RunConfig, *, on_failure: OnFailure | None = None) -> RunResult:
     strategy = run_strategy(generation, config.judging, background)
     found = _Found()
 
+    parts = config.judging.dialect in PART_DIALECTS  # the provider shapes carry reasoning and compaction items
+
     def expand(skeleton) -> Transcript:
         transcript = expand_skeleton(skeleton, background=background)
+        transcript = with_provider_parts(transcript) if parts else transcript
         return dataclasses.replace(transcript, consumers=generation.consumers) if generation.consumers else transcript
 
     with open_summarizer(config) as summarizer:

@@ -4,6 +4,8 @@ items) and as a Responses request sends them: a list, ``{"input": [...]}`` (with
 
 from __future__ import annotations
 
+import dataclasses
+
 from collections import Counter
 from typing import Any
 
@@ -59,6 +61,10 @@ def read_responses_items(items: list[Any], *, source: str, field: str = "", inst
         at_source, at_field = where(index) if index is not None else (source, field)
         raise malformed(MalformedResult(rest), at_source, at_field) from None
     for turn, i in read_turns:
+        if turn.parts:  # a team's reasoning and compaction items are not filler: generated sources carry their own
+            if not (turn.text or turn.tool_calls):
+                continue
+            turn = dataclasses.replace(turn, parts=())
         at_source, at_field = where(i)
         field_ = at_field or "<root>"
         tie = ".".join(p for p in (at_field, "call_id") if p) if turn.role is Role.TOOL else field_ if turn.tool_calls else ""

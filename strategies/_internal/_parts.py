@@ -1,0 +1,53 @@
+"""Opaque provider parts on a generated transcript: the reasoning a provider signs or encrypts, and a
+compaction item, as Anthropic and OpenAI Responses histories carry them.
+
+A compactor must pass these back byte-exact (the provider checks the signature or decrypts the content and
+refuses an edit), keep the reasoning of a call still awaiting its result, and keep a compaction item, which
+stands for everything before it. The parts are drawn from the transcript's seed, never from text, so the
+same transcript always carries the same parts; they change no text and no token count, so every ground truth
+stays as it was.
+"""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+import hashlib
+
+from harness._base._model import Part, PartKind, Role, Transcript
+from strategies._internal import _phrasing as P
+
+__all__ = ["with_provider_parts", "REDACTED_EVERY", "PART_DIALECTS"]
+
+#: The dialects whose histories carry these parts: a run in one of them generates sources with them.
+PART_DIALECTS = ("anthropic", "openai-responses")
+
+#: Every this many reasoning parts one is redacted (Anthropic's redacted_thinking: data, no text).
+REDACTED_EVERY = 4
+
+
+def _opaque(seed: int, index: int, what: str, size: int = 48) -> str:
+    """A stand-in for a signature or encrypted content: base64 of a digest, as long as ``size`` characters."""
+    digest = b"".join(hashlib.sha256(f"{what}:{seed}:{index}:{n}".encode()).digest() for n in range(size // 32 + 1))
+    return base64.b64encode(digest).decode()[:size]
+
+
+def with_provider_parts(transcript: Transcript) -> Transcript:
+    """``transcript`` with a reasoning part on every assistant turn that makes a call (and on every third one
+    that only speaks), and a compaction part on its first assistant turn that speaks."""
+    seed = transcript.seed or 0
+    turns, reasoned, compacted = list(transcript.turns), 0, False
+    for i, turn in enumerate(turns):
+        if turn.role is not Role.ASSISTANT:
+            continue
+        parts: list[Part] = []
+        if turn.text and not compacted:
+            parts.append(Part(PartKind.COMPACTION, _opaque(seed, i, "compaction", 96), "", f"cmp_{_opaque(seed, i, 'id', 12)}"))
+            compacted = True
+        if turn.tool_calls or i % 3 == 0:
+            reasoned += 1
+            text = "" if reasoned % REDACTED_EVERY == 0 else P.pick(P.REASONING, seed + i)
+            parts.append(Part(PartKind.REASONING, _opaque(seed, i, "reasoning"), text, f"rs_{_opaque(seed, i, 'rs', 12)}"))
+        if parts:
+            turns[i] = dataclasses.replace(turn, parts=tuple(parts))
+    return dataclasses.replace(transcript, turns=tuple(turns))
