@@ -23,7 +23,8 @@ from tests._stubs import wire_stub
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGE = ROOT / "docs" / "reference" / "protocol-changes.md"
-NEWER = "compaction_protocol_version = 3 is newer than this harness knows: it speaks the rich protocol versions 1 to 2"
+NEWER = (f"compaction_protocol_version = {RICH_PROTOCOL_VERSION + 1} is newer than this harness knows: it speaks the "
+         f"rich protocol versions 1 to {RICH_PROTOCOL_VERSION}")
 
 
 def _request() -> CompactionRequest:
@@ -35,19 +36,19 @@ def _request() -> CompactionRequest:
 
 def test_a_rich_request_is_written_in_the_current_version_unless_it_says_another():
     turns = _request().turns
-    assert CompactionRequest(turns, 100).protocol_version == RICH_PROTOCOL_VERSION == 2
+    assert CompactionRequest(turns, 100).protocol_version == RICH_PROTOCOL_VERSION == 3
     assert request_for(Transcript(turns), 2, 100).protocol_version == RICH_PROTOCOL_VERSION
     positional = CompactionRequest(turns, 100, (), 1, (), 0, "chat")  # as existing callers build it
     assert positional.protocol_version == RICH_PROTOCOL_VERSION
     assert CompactionRequest(turns, 100, protocol_version=1).protocol_version == 1
 
 
-@pytest.mark.parametrize("value", [0, 3, True, "2", None])
+@pytest.mark.parametrize("value", [0, RICH_PROTOCOL_VERSION + 1, True, "2", None])
 def test_a_request_version_the_harness_does_not_know_is_refused(value):
     with pytest.raises(InvalidArgument) as info:
         CompactionRequest(_request().turns, 100, protocol_version=value)
     assert str(info.value) == (f"protocol_version={value!r}: expected a rich protocol version this harness knows, "
-                               f"versions 1 to 2")
+                               f"versions 1 to {RICH_PROTOCOL_VERSION}")
 
 
 def test_the_current_version_leaves_cache_keys_as_they_were_and_another_one_changes_them():
@@ -61,7 +62,7 @@ def test_the_current_version_leaves_cache_keys_as_they_were_and_another_one_chan
 _OLD_KEYS = {"schema", "version", "protocol", "budget", "messages"}  # what a request said before versions
 
 
-@pytest.mark.parametrize("protocol, version, extra", [("rich", 2, {"tags"}), ("messages", 1, set())])
+@pytest.mark.parametrize("protocol, version, extra", [("rich", 3, {"tags"}), ("messages", 2, set())])
 def test_the_wire_request_adds_its_protocol_version_and_changes_nothing_else(protocol, version, extra):
     data = request_to_wire(_request(), protocol)
     assert data["protocol_version"] == version == PROTOCOL_VERSIONS[protocol]
@@ -70,7 +71,7 @@ def test_the_wire_request_adds_its_protocol_version_and_changes_nothing_else(pro
 
 
 def test_a_messages_request_carries_the_messages_shape_s_version():
-    assert MESSAGES_PROTOCOL_VERSION == 1
+    assert MESSAGES_PROTOCOL_VERSION == 2
     older_rich = CompactionRequest(_request().turns, 100, protocol_version=1)
     assert request_to_wire(older_rich, "rich")["protocol_version"] == 1
     assert request_to_wire(older_rich, "messages")["protocol_version"] == MESSAGES_PROTOCOL_VERSION
@@ -85,12 +86,13 @@ def test_a_server_reads_the_version_back_and_refuses_one_newer_than_it_knows():
     messages = request_to_wire(_request(), "messages")
     assert request_from_wire(messages)[0].protocol_version == RICH_PROTOCOL_VERSION  # the rich request it becomes
     with pytest.raises(SchemaError) as info:
-        request_from_wire({**data, "protocol_version": 3})
+        request_from_wire({**data, "protocol_version": RICH_PROTOCOL_VERSION + 1})
     assert str(info.value) == ("<request>: field 'protocol_version': expected a rich protocol version this reader "
-                               "knows (at most 2), got 3")
+                               f"knows (at most {RICH_PROTOCOL_VERSION}), got {RICH_PROTOCOL_VERSION + 1}")
     with pytest.raises(SchemaError, match="field 'protocol_version': expected a messages protocol version this "
-                                          r"reader knows \(at most 1\), got 2"):
-        request_from_wire({**messages, "protocol_version": 2})
+                                          rf"reader knows \(at most {MESSAGES_PROTOCOL_VERSION}\), "
+                                          rf"got {MESSAGES_PROTOCOL_VERSION + 1}"):
+        request_from_wire({**messages, "protocol_version": MESSAGES_PROTOCOL_VERSION + 1})
 
 
 _RECORDER = '''import json, sys
@@ -139,19 +141,20 @@ def _declaring(version):
     return summarize
 
 
-@pytest.mark.parametrize("version", [None, 1, 2])
+@pytest.mark.parametrize("version", [None, *range(1, RICH_PROTOCOL_VERSION + 1)])
 def test_a_declared_version_the_harness_knows_is_read(version):
     assert declared_version(_declaring(version), "rich") == version
     assert compact_once(_declaring(version), _request()).summary_text == "Summary."
 
 
 @pytest.mark.parametrize("value, problem", [
-    (3, "is newer than this harness knows: it speaks the rich protocol versions 1 to 2; upgrade compaction-harness, "
-        "or declare the version the compactor was written for"),
-    (0, ": expected a whole number, a rich protocol version (versions 1 to 2)"),
-    ("2", ": expected a whole number, a rich protocol version (versions 1 to 2)"),
-    (True, ": expected a whole number, a rich protocol version (versions 1 to 2)"),
-    (2.0, ": expected a whole number, a rich protocol version (versions 1 to 2)"),
+    (RICH_PROTOCOL_VERSION + 1, f"is newer than this harness knows: it speaks the rich protocol versions 1 to "
+                                f"{RICH_PROTOCOL_VERSION}; upgrade compaction-harness, or declare the version the "
+                                "compactor was written for"),
+    (0, f": expected a whole number, a rich protocol version (versions 1 to {RICH_PROTOCOL_VERSION})"),
+    ("2", f": expected a whole number, a rich protocol version (versions 1 to {RICH_PROTOCOL_VERSION})"),
+    (True, f": expected a whole number, a rich protocol version (versions 1 to {RICH_PROTOCOL_VERSION})"),
+    (2.0, f": expected a whole number, a rich protocol version (versions 1 to {RICH_PROTOCOL_VERSION})"),
 ])
 def test_a_declared_version_the_harness_does_not_know_is_refused_naming_the_attribute(value, problem):
     with pytest.raises(SpecError) as info:
@@ -166,12 +169,12 @@ def test_a_messages_summarizer_declares_a_messages_protocol_version():
     def summarize(messages, budget):
         return messages
 
-    summarize.compaction_protocol_version = 2
+    summarize.compaction_protocol_version = MESSAGES_PROTOCOL_VERSION + 1
     with pytest.raises(SpecError) as info:
         declared_version(summarize, "messages")
-    assert str(info.value) == ("compaction_protocol_version = 2 is newer than this harness knows: it speaks the "
-                               "messages protocol version 1; upgrade compaction-harness, or declare the version the "
-                               "compactor was written for")
+    assert str(info.value) == (f"compaction_protocol_version = {MESSAGES_PROTOCOL_VERSION + 1} is newer than this "
+                               f"harness knows: it speaks the messages protocol versions 1 to {MESSAGES_PROTOCOL_VERSION}; "
+                               "upgrade compaction-harness, or declare the version the compactor was written for")
 
 
 _COMPACTORS = '''from harness.summarizers.ledgered import summarize as _ledgered
@@ -187,7 +190,7 @@ def _declared(version):
     return summarize
 
 
-undeclared, older, current, newer = _declared(None), _declared(1), _declared(2), _declared(3)
+undeclared, older, current, newer = _declared(None), _declared(1), _declared(3), _declared(4)
 '''
 
 
@@ -216,7 +219,7 @@ def test_a_compactor_written_for_an_older_version_is_warned_once_with_what_chang
     said = warnings[0]
     assert said == version_warning("rich", 1)
     assert said.startswith("the summarizer was written for rich protocol version 1 (compaction_protocol_version = 1);"
-                           " this harness speaks version 2. Version 2 changed: an in_flight_call tag whose detail mode "
+                           " this harness speaks version 3. Version 2 changed: an in_flight_call tag whose detail mode "
                            "is background is a background job: its literal is the job handle, not a call id;")
     for change in changes_since("rich", 1):
         for text in (*change.changed, *change.added):

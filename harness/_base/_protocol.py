@@ -62,9 +62,9 @@ __all__ = [
 ]
 
 PROTOCOLS = ("messages", "rich")
-RICH_PROTOCOL_VERSION = 2
+RICH_PROTOCOL_VERSION = 3
 #: The messages protocol's own version: the shape ``fn(messages, budget)`` is given and answers in.
-MESSAGES_PROTOCOL_VERSION = 1
+MESSAGES_PROTOCOL_VERSION = 2
 #: The version of each protocol this harness speaks (a bump wants an entry in ``PROTOCOL_CHANGES``).
 PROTOCOL_VERSIONS: Mapping[str, int] = types.MappingProxyType(
     {"messages": MESSAGES_PROTOCOL_VERSION, "rich": RICH_PROTOCOL_VERSION})
@@ -620,6 +620,11 @@ PROTOCOL_CHANGES: tuple[ProtocolChange, ...] = (
         "and the answer is read in the same shape",
         "on the wire, each request says its protocol_version",
     )),
+    ProtocolChange("messages", 2, added=(
+        "in the anthropic and openai-responses dialects, assistant messages carry the provider's opaque parts: "
+        "thinking and redacted_thinking blocks, reasoning items and compaction items; pass each back byte-exact, "
+        "keep the reasoning of a call still awaiting its result, and keep a compaction item",
+    )),
     ProtocolChange("rich", 1, added=(
         "fn(request) is given a CompactionRequest: the turns, the budget, and the live obligations as tags",
         "it returns a CompactionResult: messages, and optionally a structured ledger and a self_report",
@@ -635,6 +640,11 @@ PROTOCOL_CHANGES: tuple[ProtocolChange, ...] = (
         "an in_flight_call tag whose detail mode is background is a background job: its literal is the job "
         "handle, not a call id; the call that started the job is already answered by its placeholder, so "
         "carry the handle as text or a ledger entry and never rebuild a tool call with the handle as its id",
+    )),
+    ProtocolChange("rich", 3, added=(
+        "a Turn may carry opaque parts (Turn.parts: harness.Part, kind reasoning or compaction) when the dialect is "
+        "anthropic or openai-responses; keep a kept turn's parts byte-exact, and on the wire they are each "
+        "message's parts",
     )),
 )
 
