@@ -7,6 +7,7 @@ byte-exact, the reasoning of a pending call kept, a compaction item kept."""
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -90,3 +91,37 @@ def test_a_responses_compaction_item_dropped_is_caught_and_chat_judges_no_parts(
     assert _rules("anthropic", (SOURCE[0], without, *SOURCE[2:])) == []  # Anthropic never carried it
     stripped = dataclasses.replace(SOURCE[3], parts=())
     assert _rules("chat", (*SOURCE[:3], stripped)) == []
+
+
+def test_two_requests_that_differ_only_in_a_part_are_two_cache_keys():
+    from harness._base._protocol import request_digest, request_key_material
+
+    edited = dataclasses.replace(SOURCE[3], parts=(_edited(THOUGHT),))
+    one, other = CompactionRequest(SOURCE, 400), CompactionRequest((*SOURCE[:3], edited), 400)
+    assert one.turns == other.turns  # equal as turns: the parts are outside equality ...
+    assert request_digest(one) != request_digest(other)  # ... never outside the cache key
+    assert request_key_material(one) != request_key_material(other)
+
+
+PARTS_FIXTURE = Path(__file__).resolve().parent / "fixtures" / "parts_mutants.py"
+
+
+@pytest.mark.parametrize("function, dialect, rule", [
+    ("anthropic_keeps_thinking", "anthropic", None),
+    ("anthropic_strips_thinking", "anthropic", "reasoning-with-call"),
+    ("anthropic_shortens_thinking", "anthropic", "parts-intact"),
+    ("responses_keeps_items", "openai-responses", None),
+    ("responses_drops_reasoning", "openai-responses", "reasoning-with-call"),
+    ("responses_rewrites_encrypted", "openai-responses", "parts-intact"),
+])
+def test_a_compactor_that_bends_parts_is_caught_with_a_minimal_transcript_and_one_that_keeps_them_passes(
+        function, dialect, rule):
+    from harness._app.running._options import RunConfig
+    from harness._app.running._run import run
+
+    result = run(RunConfig.of(f"{PARTS_FIXTURE}:{function}", examples=30, seed=3, quiet=True, isolation="inline",
+                              dialect=dialect, only=("provider-valid",)))
+    assert not result.infra_errors
+    rules = {f.detail.split(":")[0].split()[-1] for f in result.failures}
+    assert rules == ({rule} if rule else set()), [f.detail for f in result.failures]
+    assert all(len(f.transcript.turns) <= 4 for f in result.failures)

@@ -507,11 +507,17 @@ def request_digest(request: CompactionRequest) -> str:
     return digest.hexdigest()
 
 
-@functools.lru_cache(maxsize=1 << 17)
 def _turn_digest(turn: Turn) -> bytes:
-    """One turn's SHA-256 as a chat message in canonical JSON; a turn changed in place (``object.__setattr__``
-    gets past frozen) hashes to another key, so it is never answered from another turn's digest."""
-    text = json.dumps(turn_to_message(turn), sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    """One turn's SHA-256 as a chat message in canonical JSON, its opaque parts included. Remembered by the turn
+    and its parts, which turn equality leaves out: two requests that differ only in a thinking block's signature
+    are two requests, never answered from each other's cache entry."""
+    return _digest_of(turn, turn.parts)
+
+
+@functools.lru_cache(maxsize=1 << 17)
+def _digest_of(turn: Turn, parts: tuple[Part, ...]) -> bytes:
+    # a turn changed in place (``object.__setattr__`` gets past frozen) hashes to another key
+    text = json.dumps(turn_to_record(turn), sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(text.encode("utf-8")).digest()
 
 
@@ -527,7 +533,7 @@ def request_key_material(request: CompactionRequest, *, messages: bool = True) -
         "tags": [fact_to_dict(f) for f in request.tags],
     }
     if messages:
-        material["messages"] = request.messages()
+        material["messages"] = [turn_to_record(t) for t in request.turns]  # with each turn's opaque parts
     if request.tier != 1:
         material["tier"] = request.tier
     if request.consumers:
