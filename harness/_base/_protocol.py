@@ -32,7 +32,7 @@ from harness._base._dialects import DEFAULT_DIALECT, DIALECTS, render
 from harness._base._errors import InvalidArgument, MalformedResult, SpecError, _short
 from harness._base._kinds import kind_def
 from harness._base._codec import fact_to_dict
-from harness._base._messages import to_messages, turn_to_message, turn_to_record
+from harness._base._messages import to_messages, turn_to_record
 from harness._base._model import Consumer, Fact, Part, PartKind, Role, ToolCall, Turn
 
 __all__ = [
