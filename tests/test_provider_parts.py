@@ -125,3 +125,26 @@ def test_a_compactor_that_bends_parts_is_caught_with_a_minimal_transcript_and_on
     rules = {f.detail.split(":")[0].split()[-1] for f in result.failures}
     assert rules == ({rule} if rule else set()), [f.detail for f in result.failures]
     assert all(len(f.transcript.turns) <= 4 for f in result.failures)
+
+
+BLIND = Path(__file__).resolve().parent / "fixtures" / "opaque_compactors.py"  # a helper's, from the API shapes only
+
+
+@pytest.mark.parametrize("function, dialect, rule", [
+    ("anthropic_strips_thinking", "anthropic", "reasoning-with-call"),
+    ("anthropic_shortens_thinking", "anthropic", "parts-intact"),
+    ("anthropic_window_right", "anthropic", None),
+    ("responses_drops_reasoning", "openai-responses", "reasoning-with-call"),
+    ("responses_rewrites_encrypted", "openai-responses", "parts-intact"),
+    ("responses_drops_compaction", "openai-responses", "compaction-kept"),
+    ("responses_window_right", "openai-responses", None),
+])
+def test_compactors_written_blind_from_the_api_shapes_are_judged_by_the_rule_they_break(function, dialect, rule):
+    from harness._app.running._options import RunConfig
+    from harness._app.running._run import run
+
+    result = run(RunConfig.of(f"{BLIND}:{function}", examples=30, seed=3, quiet=True, isolation="inline",
+                              dialect=dialect, only=("provider-valid", "tool-pairing")))
+    assert not result.infra_errors
+    assert {f.detail.split(":")[0].split()[-1] for f in result.failures} == ({rule} if rule else set())
+    assert all(len(f.transcript.turns) <= 4 for f in result.failures)
