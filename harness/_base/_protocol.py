@@ -281,12 +281,13 @@ def _checked_turn(turn: Turn, where: str) -> Turn:
         raise MalformedResult(f"{where}.tool_calls: expected a tuple of ToolCall with string fields")
     if turn.tool_call_id is not None and not isinstance(turn.tool_call_id, str):
         raise MalformedResult(f"{where}.tool_call_id: expected a string, got {type(turn.tool_call_id).__name__}")
-    if not isinstance(turn.parts, tuple) or not all(
+    parts = getattr(turn, "parts", ())  # unset on a turn built with object.__new__
+    if not isinstance(parts, tuple) or not all(
             isinstance(p, Part) and isinstance(p.kind, PartKind) and all(isinstance(f, str) for f in (p.data, p.text, p.id))
-            for p in turn.parts):
+            for p in parts):
         raise MalformedResult(f"{where}.parts: expected a tuple of harness.Part with string fields")
     try:  # Turn's own checks, which object.__new__ and object.__setattr__ get past
-        Turn(turn.role, turn.text, turn.tool_calls, turn.tool_call_id, turn.parts)
+        Turn(turn.role, turn.text, turn.tool_calls, turn.tool_call_id, parts)
     except ValueError as exc:
         raise MalformedResult(f"{where}: {exc}") from None
     return turn
