@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from harness import CompactionRequest, InvalidArgument, Role, SchemaError, SpecError, Transcript, Turn
+from harness import (CompactionRequest, InvalidArgument, Part, PartKind, Role, SchemaError, SpecError, ToolCall,
+                     Transcript, Turn)
 from harness import compact_once, request_for
 from harness._app.calling._options import CallOptions
 from harness._app.calling._summarizer import Summarizer
@@ -36,7 +37,7 @@ def _request() -> CompactionRequest:
 
 def test_a_rich_request_is_written_in_the_current_version_unless_it_says_another():
     turns = _request().turns
-    assert CompactionRequest(turns, 100).protocol_version == RICH_PROTOCOL_VERSION == 3
+    assert CompactionRequest(turns, 100).protocol_version == RICH_PROTOCOL_VERSION
     assert request_for(Transcript(turns), 2, 100).protocol_version == RICH_PROTOCOL_VERSION
     positional = CompactionRequest(turns, 100, (), 1, (), 0, "chat")  # as existing callers build it
     assert positional.protocol_version == RICH_PROTOCOL_VERSION
@@ -62,7 +63,8 @@ def test_the_current_version_leaves_cache_keys_as_they_were_and_another_one_chan
 _OLD_KEYS = {"schema", "version", "protocol", "budget", "messages"}  # what a request said before versions
 
 
-@pytest.mark.parametrize("protocol, version, extra", [("rich", 3, {"tags"}), ("messages", 2, set())])
+@pytest.mark.parametrize("protocol, version, extra", [("rich", RICH_PROTOCOL_VERSION, {"tags"}),
+                                                     ("messages", MESSAGES_PROTOCOL_VERSION, set())])
 def test_the_wire_request_adds_its_protocol_version_and_changes_nothing_else(protocol, version, extra):
     data = request_to_wire(_request(), protocol)
     assert data["protocol_version"] == version == PROTOCOL_VERSIONS[protocol]
@@ -71,9 +73,9 @@ def test_the_wire_request_adds_its_protocol_version_and_changes_nothing_else(pro
 
 
 def test_a_messages_request_carries_the_messages_shape_s_version():
-    assert MESSAGES_PROTOCOL_VERSION == 2
-    older_rich = CompactionRequest(_request().turns, 100, protocol_version=1)
-    assert request_to_wire(older_rich, "rich")["protocol_version"] == 1
+    older = next(v for v in range(1, RICH_PROTOCOL_VERSION) if v != MESSAGES_PROTOCOL_VERSION)  # tells them apart
+    older_rich = CompactionRequest(_request().turns, 100, protocol_version=older)
+    assert request_to_wire(older_rich, "rich")["protocol_version"] == older
     assert request_to_wire(older_rich, "messages")["protocol_version"] == MESSAGES_PROTOCOL_VERSION
 
 
@@ -93,6 +95,23 @@ def test_a_server_reads_the_version_back_and_refuses_one_newer_than_it_knows():
                                           rf"reader knows \(at most {MESSAGES_PROTOCOL_VERSION}\), "
                                           rf"got {MESSAGES_PROTOCOL_VERSION + 1}"):
         request_from_wire({**messages, "protocol_version": MESSAGES_PROTOCOL_VERSION + 1})
+
+
+def test_on_the_wire_a_rich_request_s_messages_carry_their_parts_and_a_chat_messages_request_never_does():
+    parts = (Part(PartKind.REASONING, "c2lnbmF0dXJl", "Check the env first.", "rs_1"),
+             Part(PartKind.COMPACTION, "ZW5jcnlwdGVk", "", "cmp_1"))
+    turns = (Turn(Role.USER, "Deploy to staging."),
+             Turn(Role.ASSISTANT, "On it.", (ToolCall("call_1", "deploy", "{}"),), None, parts))
+    request = CompactionRequest(turns, 100, dialect="openai-responses")
+    sent = request_to_wire(request, "rich")["messages"]
+    assert "parts" not in sent[0]
+    assert sent[1]["parts"] == [
+        {"kind": "reasoning", "data": "c2lnbmF0dXJl", "text": "Check the env first.", "id": "rs_1"},
+        {"kind": "compaction", "data": "ZW5jcnlwdGVk", "text": "", "id": "cmp_1"}]
+    assert request_from_wire(request_to_wire(request, "rich"))[0].turns[1].parts == parts  # equality leaves parts out
+    chat = request_to_wire(CompactionRequest(turns, 100), "messages")["messages"]
+    assert chat[1] == {"role": "assistant", "content": "On it.", "tool_calls": [
+        {"id": "call_1", "type": "function", "function": {"name": "deploy", "arguments": "{}"}}]}
 
 
 _RECORDER = '''import json, sys
@@ -177,7 +196,7 @@ def test_a_messages_summarizer_declares_a_messages_protocol_version():
                                "upgrade compaction-harness, or declare the version the compactor was written for")
 
 
-_COMPACTORS = '''from harness.summarizers.ledgered import summarize as _ledgered
+_COMPACTORS = f'''from harness.summarizers.ledgered import summarize as _ledgered
 
 
 def _declared(version):
@@ -190,7 +209,8 @@ def _declared(version):
     return summarize
 
 
-undeclared, older, current, newer = _declared(None), _declared(1), _declared(3), _declared(4)
+undeclared, older = _declared(None), _declared(1)
+current, newer = _declared({RICH_PROTOCOL_VERSION}), _declared({RICH_PROTOCOL_VERSION + 1})
 '''
 
 
@@ -219,8 +239,9 @@ def test_a_compactor_written_for_an_older_version_is_warned_once_with_what_chang
     said = warnings[0]
     assert said == version_warning("rich", 1)
     assert said.startswith("the summarizer was written for rich protocol version 1 (compaction_protocol_version = 1);"
-                           " this harness speaks version 3. Version 2 changed: an in_flight_call tag whose detail mode "
-                           "is background is a background job: its literal is the job handle, not a call id;")
+                           f" this harness speaks version {RICH_PROTOCOL_VERSION}. Version 2 changed: an "
+                           "in_flight_call tag whose detail mode is background is a background job: its literal is the "
+                           "job handle, not a call id;")
     for change in changes_since("rich", 1):
         for text in (*change.changed, *change.added):
             assert text in said
@@ -246,6 +267,38 @@ def test_the_warning_names_every_later_version_and_none_for_the_current_one():
     assert version_warning("messages", MESSAGES_PROTOCOL_VERSION) is None
     assert [c.version for c in changes_since("rich", 1)] == list(range(2, RICH_PROTOCOL_VERSION + 1))
     assert changes_since("rich", RICH_PROTOCOL_VERSION) == ()
+
+
+def _change(protocol: str, version: int) -> ProtocolChange:
+    return next(c for c in PROTOCOL_CHANGES if (c.protocol, c.version) == (protocol, version))
+
+
+def test_a_compactor_written_for_rich_2_is_told_of_the_opaque_parts_and_not_of_what_it_already_knew():
+    said = version_warning("rich", 2)
+    assert said.startswith("the summarizer was written for rich protocol version 2 (compaction_protocol_version = 2);"
+                           f" this harness speaks version {RICH_PROTOCOL_VERSION}. Version 3 added: a Turn may carry "
+                           "opaque parts (Turn.parts: harness.Part, kind reasoning or compaction)")
+    assert [c.version for c in changes_since("rich", 2)] == list(range(3, RICH_PROTOCOL_VERSION + 1))
+    for change in changes_since("rich", 2):
+        for text in (*change.changed, *change.added):
+            assert text in said
+    version_2 = _change("rich", 2)
+    assert not [text for text in (*version_2.changed, *version_2.added) if text in said]
+    assert "Version 2 " not in said
+    assert said.endswith("See the protocol changes page (reference/protocol-changes.md).")
+
+
+def test_a_messages_compactor_written_for_version_1_is_told_of_the_provider_parts():
+    said = version_warning("messages", 1)
+    assert said.startswith("the summarizer was written for messages protocol version 1 "
+                           "(compaction_protocol_version = 1); this harness speaks version "
+                           f"{MESSAGES_PROTOCOL_VERSION}. Version 2 added: in the anthropic and openai-responses "
+                           "dialects, assistant messages carry the provider's opaque parts: thinking and "
+                           "redacted_thinking blocks, reasoning items and compaction items;")
+    for change in changes_since("messages", 1):
+        for text in (*change.changed, *change.added):
+            assert text in said
+    assert not [text for text in _change("messages", 1).added if text in said]
 
 
 # -- the changelog covers every version ---------------------------------------------------------------------
