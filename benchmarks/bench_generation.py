@@ -21,7 +21,7 @@ from hypothesis.errors import Unsatisfiable
 
 from harness import Role, Turn
 from harness._base._tokens import message_tokens
-from strategies import transcripts
+from harness.strategies import transcripts
 
 _QUIET = settings(
     database=None,

@@ -2,7 +2,7 @@
 
 For several shapes of text (prose, one long token, many lines, identifiers, numbers, many
 messages, and one long run of words of force and identifiers with no sentence end), time
-``oracles.check`` at 1/8, 1/4, 1/2 and 1 of the size limit, and print the cost per MB and its ratio
+``harness.oracles.check`` at 1/8, 1/4, 1/2 and 1 of the size limit, and print the cost per MB and its ratio
 to the smallest size measured in the same run. Linear judging keeps that ratio near 1; a quadratic
 path doubles it with every doubling of size. Then each shape's cost per MB at the largest size
 against realistic prose's, measured in the same run (issue 29 holds the force run to 5x). Prints,
@@ -17,7 +17,7 @@ import argparse
 import time
 
 from harness import CompactionResult, Fact, FactKind, Polarity, Role, Transcript, Turn
-from oracles import Case, check
+from harness.oracles import Case, check
 
 LITERAL = "s3://acme-prod-01/"
 SHAPES = {

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Judging throughput on realistic contexts: milliseconds for one ``oracles.check`` pass.
+"""Judging throughput on realistic contexts: milliseconds for one ``harness.oracles.check`` pass.
 
 Issue 12's target is at most 20 ms for a 180k-token context. A generated transcript (fixed seed) is
 turned into contexts of about 10k, 100k and 1M characters, and one of 180k tokens, in the shapes a
@@ -39,8 +39,8 @@ from hypothesis import HealthCheck, Phase, given, settings
 
 from harness import CompactionResult, Role, Turn
 from harness._base._tokens import context_tokens, message_tokens
-from oracles import Case, _context, _invented, check
-from strategies import transcripts
+from harness.oracles import Case, _context, _invented, check
+from harness.strategies import transcripts
 
 SIZES = (10_000, 100_000, 1_000_000)
 TARGET_TOKENS = 180_000

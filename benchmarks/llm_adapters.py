@@ -32,7 +32,7 @@ from hypothesis import HealthCheck, Phase, find, settings  # noqa: E402
 from harness._app.judging._session import run_session  # noqa: E402
 from harness._base._protocol import CompactionRequest  # noqa: E402
 from harness.summarizers import prose  # noqa: E402
-from strategies import transcripts  # noqa: E402
+from harness.strategies import transcripts  # noqa: E402
 from tests._stubs import openai_stub, wire_stub  # noqa: E402
 
 CORRECT = "harness.summarizers.prose:summarize"

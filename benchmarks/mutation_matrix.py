@@ -25,8 +25,8 @@ from harness._base._compact import compact_once, request_for
 from harness._base._model import Consumer
 from harness.summarizers import identity, ledgered, prose
 from harness.summarizers.mutants import MUTANTS, SESSION_MUTANTS
-from oracles import Case, check
-from strategies import transcripts
+from harness.oracles import Case, check
+from harness.strategies import transcripts
 
 _STRATEGY = transcripts(min_turns=50, max_turns=600, max_facts=8)
 _SESSIONS = transcripts(min_turns=50, max_turns=600, max_facts=8,

@@ -17,7 +17,7 @@ import statistics
 from hypothesis import HealthCheck, Phase, Verbosity, given, settings
 
 from harness._base._tokens import message_tokens
-from strategies import expand, skeletons
+from harness.strategies import expand, skeletons
 
 _DIGIT_OR_UNDERSCORE = re.compile(r"[\d_]")
 

@@ -10,14 +10,14 @@ One module defines everything the harness needs, without editing the package:
 - what the kind *is* (``harness.KindDef``): one literal (the ticket, byte-exact),
   what may happen to it (it stays open, or the approval arrives), the params a
   planned one has, and the sentence a correct compactor states it with;
-- how it is generated (``strategies.KindGenerator``): what Hypothesis draws,
+- how it is generated (``harness.strategies.KindGenerator``): what Hypothesis draws,
   the turns that state it, the turn in which it is approved;
 - the oracle that judges it (``@oracles.oracle``).
 
 Use it with ``--extend examples/approval_gate.py`` on the command line (it is
 imported in the harness and beside the summarizer), ``--summarizer-extend`` in
 the pytest plugin, or a plain import in your own tests. Once it is imported,
-``strategies.facts()`` places approval gates among the built-in kinds, and the
+``harness.strategies.facts()`` places approval gates among the built-in kinds, and the
 bundled correct compactors state them with ``statement`` below.
 """
 
@@ -28,8 +28,8 @@ import re
 from hypothesis import strategies as st
 
 from harness import KindDef, Role, Status, Turn, define_kind
-from oracles import Finding, oracle
-from strategies import KindGenerator, make_literal
+from harness.oracles import Finding, oracle
+from harness.strategies import KindGenerator, make_literal
 
 KIND = "approval_gate"
 

@@ -13,7 +13,7 @@ import random
 
 from hypothesis import HealthCheck, given, settings
 
-import strategies
+from harness import strategies
 from fuzz._mutate import Make
 from harness._app.corpus._entries import CorpusEntry, entry_to_dict
 from harness._base._codec import transcript_to_dict
@@ -32,7 +32,7 @@ _POOL_SIZE = 12
 
 @functools.cache
 def transcripts() -> tuple[Transcript, ...]:
-    """A dozen short transcripts from ``strategies.transcripts``: every part of the schema, few turns."""
+    """A dozen short transcripts from ``harness.strategies.transcripts``: every part of the schema, few turns."""
     found: list[Transcript] = []
 
     @settings(database=None, deadline=None, suppress_health_check=list(HealthCheck))

@@ -42,10 +42,10 @@ def main() -> int:
     import faker  # noqa: F401  (imported by strategies; uninstrumented, it stays fast)
     import hypothesis  # noqa: F401
 
-    with atheris.instrument_imports(include=["harness", "strategies", "oracles"]):
+    with atheris.instrument_imports(include=["harness"]):
         import harness  # noqa: F401
-        import oracles  # noqa: F401
-        import strategies  # noqa: F401
+        from harness import oracles  # noqa: F401
+        from harness import strategies  # noqa: F401
         from fuzz import _targets
 
     atheris.Setup(args, _targets.runner(name))  # with the recursion headroom the tests replay with

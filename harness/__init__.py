@@ -1,8 +1,10 @@
 """compaction-harness: property-based and fuzz testing for transcript compactors.
 
 The public model and summarizer protocol live here; strategies are in
-``strategies``, invariant checks in ``oracles``, and the helper for a team's
-own tests (``assert_compaction_holds``) in ``harness.testing``.
+``harness.strategies``, invariant checks in ``harness.oracles`` (the repository's
+top-level ``strategies/`` and ``oracles/`` folders, installed under ``harness`` so
+that a team's own packages of those generic names never shadow them), and the
+helper for a team's own tests (``assert_compaction_holds``) in ``harness.testing``.
 """
 
 from harness._base._compact import compact_once, request_for

@@ -5,8 +5,8 @@ oracle; ``select(only=..., skip=...)`` filters by id; ``@oracle("my-id", ...)``
 registers a team's own. The catalogue: ``docs/reference/oracles.md`` (generated from this registry).
 """
 
-from oracles import _force, _obligations, _prose, _invented, _provider, _runtime, _session_oracles, _shape  # noqa: F401  (registers the built-in oracles)
-from oracles._core import (
+from harness.oracles import _force, _obligations, _prose, _invented, _provider, _runtime, _session_oracles, _shape  # noqa: F401  (registers the built-in oracles)
+from harness.oracles._core import (
     Case,
     Evidence,
     Finding,
@@ -22,7 +22,7 @@ from oracles._core import (
     select,
     unregister,
 )
-from oracles._rules import DEFAULT_RULES, ProseRules
+from harness.oracles._rules import DEFAULT_RULES, ProseRules
 
 __all__ = [
     "DEFAULT_RULES",

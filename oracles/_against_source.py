@@ -23,14 +23,14 @@ from typing import TYPE_CHECKING
 
 from harness._base._model import Fact, FactKind, Polarity
 from harness._base._wholetoken import has_token
-from oracles._context import Context
-from oracles._cues import cue_near, negated, under_modal
-from oracles._findings import Evidence, Finding, Outcome
-from oracles._lexicon import phrase_pattern
-from oracles._units import Clause, pieces
+from harness.oracles._context import Context
+from harness.oracles._cues import cue_near, negated, under_modal
+from harness.oracles._findings import Evidence, Finding, Outcome
+from harness.oracles._lexicon import phrase_pattern
+from harness.oracles._units import Clause, pieces
 
 if TYPE_CHECKING:
-    from oracles._core import Case
+    from harness.oracles._core import Case
 
 __all__ = ["StandIn", "stand_in", "stating_sentences", "unlabelled", "against_source"]
 
@@ -44,7 +44,7 @@ _CLAIMS_DONE = (FactKind.UNRESOLVED_ERROR, FactKind.IN_FLIGHT_CALL, FactKind.COM
 @dataclass(frozen=True, slots=True)
 class StandIn:
     """The context sentence holding what a missing literal's sentence said, and what it now says of it:
-    ``rewritten``, ``falsely-completed`` or ``inverted`` (the values of ``oracles.Outcome``)."""
+    ``rewritten``, ``falsely-completed`` or ``inverted`` (the values of ``harness.oracles.Outcome``)."""
 
     text: str
     says: str

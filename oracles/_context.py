@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 from harness._base._model import Fact
 from harness._base._wholetoken import has_token, token_spans
 from harness._base._protocol import CompactionResult, LedgerEntry
-from oracles._lexicon import identifiers_in, name_shaped, near_miss_among, tokens_of, typographic_variants_restored
-from oracles._rules import UNITS, ProseRules
-from oracles._units import Clause, SeenLines, call_text, line_at, openings, part_reading, pieces, unit_spans
+from harness.oracles._lexicon import identifiers_in, name_shaped, near_miss_among, tokens_of, typographic_variants_restored
+from harness.oracles._rules import UNITS, ProseRules
+from harness.oracles._units import Clause, SeenLines, call_text, line_at, openings, part_reading, pieces, unit_spans
 
 __all__ = ["Context"]
 

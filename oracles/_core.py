@@ -15,10 +15,10 @@ from harness._base._errors import HarnessError, InvalidArgument, SpecError, did_
 from harness._base._model import Fact, Transcript, live_facts
 from harness._base._protocol import CompactionRequest, CompactionResult
 from harness._base._tokens import TokenCounter, context_tokens, count_tokens
-from oracles._context import Context
-from oracles._rules import DEFAULT_RULES, ProseRules
-from oracles._findings import Evidence, Finding, Outcome, Severity, outcome_of
-from oracles._against_source import against_source
+from harness.oracles._context import Context
+from harness.oracles._rules import DEFAULT_RULES, ProseRules
+from harness.oracles._findings import Evidence, Finding, Outcome, Severity, outcome_of
+from harness.oracles._against_source import against_source
 
 __all__ = [
     "Severity",

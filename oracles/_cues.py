@@ -13,9 +13,9 @@ import re
 from typing import Protocol
 
 from harness._base._wholetoken import has_token, token_spans
-from oracles._lexicon import IDENT, WORD, identifiers_in, phrase_pattern
-from oracles._rules import ProseRules
-from oracles._units import Clause, pieces
+from harness.oracles._lexicon import IDENT, WORD, identifiers_in, phrase_pattern
+from harness.oracles._rules import ProseRules
+from harness.oracles._units import Clause, pieces
 
 __all__ = ["Units", "answered_no", "listed_words", "negated", "under_modal", "cue_near", "cue_distance", "label_cue", "governing_cue", "force_words", "sequels",
            "line_cue", "in_time_clause", "free_cue", "modifies", "status_in", "cue_in"]

@@ -6,12 +6,12 @@ import re
 from collections.abc import Iterator
 
 from harness._base._model import FactKind, Status
-from oracles._context import Context
-from oracles._lexicon import WORD, identifier_tokens, name_shaped, phrase_pattern
+from harness.oracles._context import Context
+from harness.oracles._lexicon import WORD, identifier_tokens, name_shaped, phrase_pattern
 from harness._base._wholetoken import token_spans
-from oracles._units import Clause, pieces
-from oracles._core import Case, Evidence, Finding, Outcome, oracle
-from oracles._cues import answered_no, cue_in, cue_near, in_time_clause, label_cue, modifies, negated
+from harness.oracles._units import Clause, pieces
+from harness.oracles._core import Case, Evidence, Finding, Outcome, oracle
+from harness.oracles._cues import answered_no, cue_in, cue_near, in_time_clause, label_cue, modifies, negated
 
 # The kinds whose force is a requirement on a literal (use it, keep it, reuse it, respect it, do it).
 _REQUIRED = (FactKind.LITERAL_BINDING, FactKind.GATING_FIELD, FactKind.THRESHOLD, FactKind.ARTIFACT_REFERENCE,

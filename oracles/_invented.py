@@ -8,11 +8,11 @@ import re
 from collections.abc import Iterator
 
 from harness._base._model import FactKind, Polarity
-from oracles._lexicon import identifier_tokens, name_shaped, near_miss_among, phrase_pattern, tokens_of
-from oracles._units import Clause, call_text, part_reading
-from oracles._core import Case, Evidence, Finding, Outcome, Severity, oracle
-from oracles._numbers import operators_in, relation_key
-from oracles._cues import cue_in, negated
+from harness.oracles._lexicon import identifier_tokens, name_shaped, near_miss_among, phrase_pattern, tokens_of
+from harness.oracles._units import Clause, call_text, part_reading
+from harness.oracles._core import Case, Evidence, Finding, Outcome, Severity, oracle
+from harness.oracles._numbers import operators_in, relation_key
+from harness.oracles._cues import cue_in, negated
 
 
 class _SourceText:

@@ -6,11 +6,11 @@ import itertools
 import re
 from dataclasses import dataclass
 
-from oracles._context import Context
+from harness.oracles._context import Context
 from harness._base._wholetoken import token_spans
-from oracles._lexicon import SNAKE_NAME, WORD, name_shaped, phrase_pattern
-from oracles._units import Clause
-from oracles import _cues
+from harness.oracles._lexicon import SNAKE_NAME, WORD, name_shaped, phrase_pattern
+from harness.oracles._units import Clause
+from harness.oracles import _cues
 
 __all__ = ["Mention", "value_mentions", "field_mentions", "line_mentions", "operators_in", "relation_key"]
 

@@ -7,11 +7,11 @@ import re
 from collections.abc import Iterator
 
 from harness._base._model import FactKind
-from oracles._lexicon import phrase_pattern
-from oracles._units import Clause
-from oracles._core import Case, Evidence, Finding, Outcome, oracle
-from oracles._numbers import line_mentions, value_mentions
-from oracles._cues import listed_words, cue_distance, cue_in, cue_near, force_words, free_cue, governing_cue, label_cue, line_cue, negated, sequels, status_in
+from harness.oracles._lexicon import phrase_pattern
+from harness.oracles._units import Clause
+from harness.oracles._core import Case, Evidence, Finding, Outcome, oracle
+from harness.oracles._numbers import line_mentions, value_mentions
+from harness.oracles._cues import listed_words, cue_distance, cue_in, cue_near, force_words, free_cue, governing_cue, label_cue, line_cue, negated, sequels, status_in
 
 
 def _live(case: Case, kind: FactKind):

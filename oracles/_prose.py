@@ -7,11 +7,11 @@ from collections.abc import Iterator
 
 from harness._base._kinds import kind_def
 from harness._base._model import FactKind, Polarity
-from oracles._lexicon import phrase_pattern
-from oracles._units import Clause, call_text
-from oracles._core import Case, Evidence, Finding, Outcome, Severity, oracle
-from oracles._numbers import field_mentions, line_mentions, operators_in, value_mentions
-from oracles._cues import free_cue, cue_in, cue_near, force_words, governing_cue, label_cue, modifies, negated
+from harness.oracles._lexicon import phrase_pattern
+from harness.oracles._units import Clause, call_text
+from harness.oracles._core import Case, Evidence, Finding, Outcome, Severity, oracle
+from harness.oracles._numbers import field_mentions, line_mentions, operators_in, value_mentions
+from harness.oracles._cues import free_cue, cue_in, cue_near, force_words, governing_cue, label_cue, modifies, negated
 
 
 @oracle("literal-verbatim", reference="004, 001", retention=True)

@@ -40,7 +40,7 @@ from typing import Any
 
 from harness._base._dialects import DROPPED_PARTS, merged_messages, render
 from harness._base._model import Part, PartKind, Turn
-from oracles._core import Case, Evidence, Finding, Severity, oracle
+from harness.oracles._core import Case, Evidence, Finding, Severity, oracle
 
 __all__ = ["Problem", "problems", "RULES"]
 

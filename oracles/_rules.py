@@ -15,7 +15,7 @@ the *unit* of text each cue is looked for in (the ``*_unit`` fields):
 Within the unit, ``cue_near`` cues must also sit within a window of words of
 the literal (``cue_window`` unless a check names its own window here); ``cue_in``
 cues may be anywhere in the unit. Build your own with
-``dataclasses.replace(DEFAULT_RULES, ...)`` and pass it to ``oracles.check``
+``dataclasses.replace(DEFAULT_RULES, ...)`` and pass it to ``harness.oracles.check``
 (``Case(rules=...)``), ``assert_compaction_holds(rules=...)``, the CLI
 (``--rules module:OBJECT``) or the pytest plugin (``--summarizer-rules``).
 """

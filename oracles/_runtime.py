@@ -11,7 +11,7 @@ from collections.abc import Iterator, Sequence
 
 from harness._base._messages import to_messages
 from harness._base._model import Turn
-from oracles._core import Case, Evidence, Finding, SessionCase, Severity, oracle
+from harness.oracles._core import Case, Evidence, Finding, SessionCase, Severity, oracle
 
 
 def _first_difference(a: Sequence[Turn], b: Sequence[Turn]) -> str:

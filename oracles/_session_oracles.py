@@ -11,9 +11,9 @@ from harness._base._model import Fact, FactKind, Status, live_facts
 from harness._base._protocol import result_to_dict
 from harness._base._tokens import message_tokens
 from harness._base._wholetoken import has_token
-from oracles._context import Context
-from oracles._units import call_text
-from oracles._core import Evidence, Finding, SessionCase, Severity, oracle
+from harness.oracles._context import Context
+from harness.oracles._units import call_text
+from harness.oracles._core import Evidence, Finding, SessionCase, Severity, oracle
 
 MIN_ROUNDS = 4
 GROWTH_FACTOR = 2.0

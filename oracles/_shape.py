@@ -10,9 +10,9 @@ from harness._base._model import FactKind, Role, Turn
 from harness._base._protocol import LedgerEntry
 from harness._base._tokens import context_tokens, count_tokens
 from harness._base._wholetoken import has_token, token_spans
-from oracles._lexicon import identifier_tokens, nearest
-from oracles._units import line_at
-from oracles._core import Case, Evidence, Finding, Severity, oracle
+from harness.oracles._lexicon import identifier_tokens, nearest
+from harness.oracles._units import line_at
+from harness.oracles._core import Case, Evidence, Finding, Severity, oracle
 
 
 @oracle("tool-pairing", reference="field reports")

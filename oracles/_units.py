@@ -14,8 +14,8 @@ import itertools
 import re
 
 from harness._base._wholetoken import token_spans
-from oracles._lexicon import masked, phrase_pattern
-from oracles._structure import reading_lines
+from harness.oracles._lexicon import masked, phrase_pattern
+from harness.oracles._structure import reading_lines
 
 __all__ = ["Clause", "line_at", "unit_spans", "pieces", "part_reading", "call_text", "SeenLines", "openings"]
 
@@ -158,7 +158,7 @@ def pieces(text: str, unit: str) -> list[tuple[int, int]]:
 
 @functools.lru_cache(maxsize=16384)
 def part_reading(text: str) -> str:
-    """One message's text as the prose rules read it (see ``oracles._structure``)."""
+    """One message's text as the prose rules read it (see ``harness.oracles._structure``)."""
     return "\n".join(reading_lines(text))
 
 

@@ -8,11 +8,11 @@ negation and scope honoured). Cue words are a team's to pass, usually from ``cas
 reading carries the headings, keys and columns over it (``reading_lines``).
 """
 
-from oracles._context import Context
-from oracles._cues import cue_near, free_cue, governing_cue, negated
-from oracles._lexicon import name_shaped, phrase_pattern
-from oracles._structure import reading_lines
-from oracles._units import Clause
+from harness.oracles._context import Context
+from harness.oracles._cues import cue_near, free_cue, governing_cue, negated
+from harness.oracles._lexicon import name_shaped, phrase_pattern
+from harness.oracles._structure import reading_lines
+from harness.oracles._units import Clause
 
 __all__ = ["Clause", "Context", "cue_near", "free_cue", "governing_cue", "name_shaped", "negated", "phrase_pattern",
            "reading_lines"]

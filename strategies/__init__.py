@@ -3,7 +3,7 @@
 Use them in your own ``@given`` tests::
 
     from hypothesis import given
-    from strategies import transcripts
+    from harness.strategies import transcripts
 
     @given(transcripts(min_turns=500, max_turns=2000))
     def test_my_summarizer(transcript): ...
@@ -14,13 +14,13 @@ irreversible tool calls it makes and the facts governing them
 budget tightens (``transcript.tightenings``), and the ``consumers`` you pass.
 """
 
-from strategies._internal._background import Background, load_background
-from strategies._internal._expand import expand
-from strategies._internal._kinds import KindGenerator
-from strategies._internal._literals import make_literal
-from strategies._internal._parts import PART_DIALECTS, with_provider_parts
-from strategies._internal._sizing import DEFAULT_MAX_WINDOWS, DEFAULT_TRIGGER
-from strategies._internal._skeleton import (
+from harness.strategies._internal._background import Background, load_background
+from harness.strategies._internal._expand import expand
+from harness.strategies._internal._kinds import KindGenerator
+from harness.strategies._internal._literals import make_literal
+from harness.strategies._internal._parts import PART_DIALECTS, with_provider_parts
+from harness.strategies._internal._sizing import DEFAULT_MAX_WINDOWS, DEFAULT_TRIGGER
+from harness.strategies._internal._skeleton import (
     PRIMARY_KINDS,
     Anchor,
     Cut,
@@ -32,7 +32,7 @@ from strategies._internal._skeleton import (
     skeleton_from_dict,
     skeleton_to_dict,
 )
-from strategies._internal._strategies import (
+from harness.strategies._internal._strategies import (
     MAX_TURNS_PER_DECOY,
     MAX_TURNS_PER_FACT,
     cuts,

@@ -1,7 +1,7 @@
 """Helpers that run a reference summarizer on a generated transcript and judge it."""
 
 from harness._base._compact import compact_once, request_for
-from oracles import Case, check
+from harness.oracles import Case, check
 
 BUDGET = 1500
 

@@ -35,7 +35,7 @@ class Row:
     context: str
     note: str
     where: str
-    outcome: str | None = None  # on a broken row, what a careful reader says happened (``oracles.Outcome``)
+    outcome: str | None = None  # on a broken row, what a careful reader says happened (``harness.oracles.Outcome``)
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ import pytest
 
 from harness._base._errors import InvalidArgument, SchemaError
 from harness._base._model import Role, ToolCall, Turn
-from strategies._internal._background import Background, load_background
+from harness.strategies._internal._background import Background, load_background
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "background"
 BACKGROUND = load_background(EXAMPLE)
@@ -367,8 +367,8 @@ def test_a_fifo_named_like_a_session_file_is_refused_and_a_folder_so_named_is_re
 
 from hypothesis import given, settings  # noqa: E402
 
-from strategies import expand, skeletons, transcripts  # noqa: E402
-from strategies._internal._expand import event_turn_count  # noqa: E402
+from harness.strategies import expand, skeletons, transcripts  # noqa: E402
+from harness.strategies._internal._expand import event_turn_count  # noqa: E402
 
 
 @settings(max_examples=40)

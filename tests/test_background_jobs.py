@@ -13,8 +13,8 @@ from hypothesis import HealthCheck, given, settings
 from harness import FactKind, Role, ToolCall, Turn
 from harness._app.judging._session import SessionConfig, run_session
 from harness._base._protocol import CompactionRequest, CompactionResult
-from oracles import Case, select
-from strategies import facts, transcripts
+from harness.oracles import Case, select
+from harness.strategies import facts, transcripts
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -11,9 +11,9 @@ import pytest
 from harness import dumps
 from tests._proc import harness_crashed
 from harness._app.cli._main import main
-from oracles import registered
+from harness.oracles import registered
 from harness.summarizers.mutants import MUTANTS, SESSION_MUTANTS
-from strategies import Skeleton, expand
+from harness.strategies import Skeleton, expand
 
 FAULTY = str(Path(__file__).parent / "fixtures" / "faulty.py")
 SMALL = ["--examples", "150", "--max-turns", "300", "--seed", "3", "--quiet"]

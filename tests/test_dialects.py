@@ -19,9 +19,9 @@ from harness._base._errors import MalformedResult
 from harness._base._model import Role, ToolCall, Transcript, Turn, mid_results
 from harness._base._protocol import CompactionRequest, CompactionResult
 from harness.summarizers import identity
-from oracles import Case, check, select
-from oracles._provider import RULES, problems
-from strategies import transcripts
+from harness.oracles import Case, check, select
+from harness.oracles._provider import RULES, problems
+from harness.strategies import transcripts
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "dialect_compactors.py"
 _SOURCES = transcripts(min_turns=20, max_turns=400)

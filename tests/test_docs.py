@@ -272,7 +272,7 @@ def test_the_generated_cli_reference_follows_the_parser(monkeypatch):
 
 
 def test_the_oracle_catalogue_lists_every_registered_oracle():
-    import oracles
+    from harness import oracles
 
     text = _load_generator().oracle_catalogue()
     for o in oracles.registered():
@@ -283,7 +283,7 @@ def test_the_prose_rules_page_says_what_every_setting_does():
     """Every ``ProseRules`` field has a row whose description is the comment above it in the source."""
     import dataclasses
 
-    from oracles import ProseRules, Outcome
+    from harness.oracles import ProseRules, Outcome
 
     rows = {line.split("|")[1].strip(" `"): line.split("|")[3].strip()
             for line in _load_generator().prose_rules().splitlines()[2:]}
@@ -341,7 +341,7 @@ def test_the_corpus_page_names_every_key_of_a_real_entry():
 def test_the_kind_page_names_every_detail_key_the_strategies_generate():
     from hypothesis import HealthCheck, given, settings
 
-    from strategies import transcripts
+    from harness.strategies import transcripts
 
     documented = _load_generator()._KIND_DETAILS
     seen: dict[str, set[str]] = {}

@@ -16,47 +16,68 @@ SCRIPT = Path(sys.executable).with_name("compaction-harness")
 HINT = "(set COMPACTION_HARNESS_DEBUG=1 for the traceback)"
 
 
-def _shadow(tmp_path: Path, package: str, source: str = "") -> Path:
-    """A directory holding a user's package named ``package``, to put first on ``PYTHONPATH``."""
-    init = tmp_path / "shadow" / package / "__init__.py"
-    init.parent.mkdir(parents=True)
-    init.write_text(source, encoding="utf-8")
-    return init
+_TEAM_SUMMARIZER = """from oracles import TEAM_ORACLE
+from strategies import TEAM_STRATEGY
+
+from harness.summarizers.ledgered import summarize as _ledgered
 
 
-def _started(command: list[str], tmp_path: Path, first: Path) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(first), os.environ.get("PYTHONPATH")]))}
-    env.pop("COMPACTION_HARNESS_DEBUG", None)
-    return subprocess.run([*command, "run", "--examples", "1"], cwd=tmp_path, env=env, capture_output=True,
-                          text=True, timeout=120)
+def summarize(request):
+    assert (TEAM_STRATEGY, TEAM_ORACLE) == ("the team's", "the team's")
+    return _ledgered(request)
+
+
+summarize.compaction_protocol = "rich"
+"""
+
+
+def _team_repository(tmp_path: Path) -> Path:
+    """A team's repository whose own packages are named ``strategies`` and ``oracles`` (generic names), beside its
+    summarizer, which imports them."""
+    for package, name in (("strategies", "TEAM_STRATEGY"), ("oracles", "TEAM_ORACLE")):
+        (tmp_path / package).mkdir()
+        (tmp_path / package / "__init__.py").write_text(f"{name} = \"the team's\"\n", encoding="utf-8")
+    (tmp_path / "team_summarizer.py").write_text(_TEAM_SUMMARIZER, encoding="utf-8")
+    return tmp_path
 
 
 _COMMANDS = [pytest.param([sys.executable, "-m", "harness"], id="python -m harness"),
              pytest.param([str(SCRIPT)], id="console script",
                           marks=pytest.mark.skipif(not SCRIPT.exists(), reason="no compaction-harness script"))]
 
+_TEAM_COMMANDS = [
+    pytest.param(["run", "--summarizer", "team_summarizer:summarize", "--examples", "3", "--seed", "1", "--quiet",
+                  "--corpus", "corpus"], ExitCode.OK, id="run"),
+    pytest.param(["replay", "--summarizer", "team_summarizer:summarize", "--allow-empty", "corpus"], ExitCode.OK,
+                 id="replay"),
+    pytest.param(["oracles"], ExitCode.OK, id="oracles"),
+    pytest.param(["corpus", "list", "corpus"], ExitCode.OK, id="corpus list"),
+]
+
 
 @pytest.mark.parametrize("command", _COMMANDS)
-@pytest.mark.parametrize("package, source", [("strategies", ""), ("oracles", ""),
-                                             ("strategies", "import sys\nsys.exit(1)\n")],
-                         ids=["strategies", "oracles", "strategies calling sys.exit(1)"])
-def test_a_package_shadowing_ours_is_an_internal_error_naming_it(tmp_path, command, package, source):
-    init = _shadow(tmp_path, package, source)
-    done = _started(command, tmp_path, init.parent.parent)
-    assert done.returncode == _entry.INTERNAL_ERROR == ExitCode.USAGE, done.stderr
-    assert done.stderr == (f"InternalError: cannot import the harness's module {package!r} (found {init.resolve()} "
-                           f"first on sys.path: a package of yours shadows it?) {HINT}\n")
-    assert done.stdout == "" and not harness_crashed(done.stderr)
+@pytest.mark.parametrize("argv, code", _TEAM_COMMANDS)
+def test_a_team_s_own_strategies_and_oracles_packages_first_on_the_path_import_beside_ours(tmp_path, command, argv,
+                                                                                           code):
+    team = _team_repository(tmp_path)
+    (team / "corpus").mkdir()
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(team), os.environ.get("PYTHONPATH")]))}
+    done = subprocess.run([*command, *argv], cwd=team, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == code, done.stdout + done.stderr
+    assert not harness_crashed(done.stderr), done.stderr
 
 
-def test_the_traceback_is_there_on_request(tmp_path):
-    init = _shadow(tmp_path, "oracles")
-    env = {**os.environ, "PYTHONPATH": str(init.parent.parent), "COMPACTION_HARNESS_DEBUG": "1"}
-    done = subprocess.run([sys.executable, "-m", "harness", "run", "--examples", "1"], cwd=tmp_path, env=env,
-                          capture_output=True, text=True, timeout=120)
-    assert done.returncode == 2
-    assert done.stderr.startswith("InternalError: cannot import the harness's module 'oracles'")
-    assert harness_crashed(done.stderr) and "ImportError: cannot import name" in done.stderr
+def test_the_traceback_is_there_on_request(monkeypatch, capsys):
+    def missing(*args, **kwargs):
+        raise ModuleNotFoundError("No module named 'hypothesis'", name="hypothesis")
+
+    monkeypatch.setenv("COMPACTION_HARNESS_DEBUG", "1")
+    monkeypatch.delitem(sys.modules, "harness._app.cli._main")
+    monkeypatch.setattr("builtins.__import__", _failing_import("harness._app.cli._main", missing))
+    assert _entry.main(["oracles"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("InternalError: cannot import the harness's modules: ModuleNotFoundError")
+    assert harness_crashed(err)
 
 
 def test_a_broken_install_is_an_internal_error(monkeypatch, capsys):

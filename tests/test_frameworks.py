@@ -19,7 +19,7 @@ from harness import (InfraError, InvalidArgument, MalformedResult, Role, SpecErr
 from harness._app.calling._frameworks import FRAMEWORKS, framework_summarizer
 from harness._app.calling._loading import load_object, team_modules
 from harness._base._protocol import resolve_protocol
-from strategies import transcripts
+from harness.strategies import transcripts
 
 FIXTURES = Path(__file__).parent / "fixtures" / "frameworks"
 LC = str(FIXTURES / "lc_compactors.py")

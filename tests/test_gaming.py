@@ -20,8 +20,8 @@ from hypothesis import HealthCheck, Phase, given, settings
 from harness._app.running._evaluate import evaluate
 from harness._app.running._options import RunConfig
 from harness._app.running._run import open_summarizer
-from oracles import select
-from strategies import expand, skeletons
+from harness.oracles import select
+from harness.strategies import expand, skeletons
 from tests.fixtures.gaming_summarizers import GAMING
 
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "gaming_summarizers.py"

@@ -15,16 +15,25 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("harness", "strategies", "oracles")
+#: Each top-level folder and the package it installs as (pyproject.toml's package-dir).
+PACKAGES = {"harness": "harness", "strategies": "harness.strategies", "oracles": "harness.oracles"}
 
 
 def _modules() -> list[str]:
     names = []
-    for package in PACKAGES:
-        for path in sorted((ROOT / package).rglob("*.py")):
-            parts = path.relative_to(ROOT).with_suffix("").parts
-            names.append(".".join(parts[:-1] if parts[-1] == "__init__" else parts))
+    for folder, package in PACKAGES.items():
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            parts = path.relative_to(ROOT / folder).with_suffix("").parts
+            names.append(".".join((package, *(parts[:-1] if parts[-1] == "__init__" else parts))))
     return names
+
+
+def _path(module: str) -> Path:
+    """The source file of ``module``, a module of ours."""
+    folder, package = max(((f, p) for f, p in PACKAGES.items() if module == p or module.startswith(p + ".")),
+                          key=lambda pair: len(pair[1]))
+    path = ROOT / folder / Path(*module.removeprefix(package).split(".")[1:])
+    return path / "__init__.py" if path.is_dir() else path.with_suffix(".py")
 
 
 MODULES = _modules()
@@ -32,9 +41,7 @@ MODULES = _modules()
 
 def _imports(module: str) -> list[tuple[ast.AST, str, bool]]:
     """(node, imported module, inside a function?) for every import statement of ``module``."""
-    path = ROOT / Path(*module.split("."))
-    path = path / "__init__.py" if path.is_dir() else path.with_suffix(".py")
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+    tree = ast.parse(_path(module).read_text(encoding="utf-8"))
     in_function = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
@@ -43,16 +50,17 @@ def _imports(module: str) -> list[tuple[ast.AST, str, bool]]:
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             found += [(node, alias.name, id(node) in in_function) for alias in node.names]
-        elif isinstance(node, ast.ImportFrom) and node.module:
-            found.append((node, node.module, id(node) in in_function))
+        elif isinstance(node, ast.ImportFrom) and node.module:  # a submodule imported by name counts as itself
+            found += [(node, f"{node.module}.{alias.name}" if f"{node.module}.{alias.name}" in MODULES else node.module,
+                       id(node) in in_function) for alias in node.names]
     return found
 
 
 def _layer(module: str) -> str:
+    if module.startswith(("harness.strategies", "harness.oracles")):
+        return "domain"
     if module.startswith(("harness._base", "harness._base.")) or module == "harness":
         return "base"
-    if module.startswith(("strategies", "oracles")):
-        return "domain"
     if module.startswith("harness.summarizers"):
         return "summarizers"
     return "application"  # harness._app, harness.testing, harness.__main__
@@ -127,16 +135,16 @@ def test_the_application_is_grouped_by_concern_in_small_modules():
 
 
 #: The oracles' reading, one stage a module, in pipeline order: a stage imports only the stages before it
-#: (and the rule book, ``oracles._rules``), never an oracle; the oracles import any stage.
-READING_STAGES = ("oracles._structure", "oracles._lexicon", "oracles._units", "oracles._cues", "oracles._context")
+#: (and the rule book, ``harness.oracles._rules``), never an oracle; the oracles import any stage.
+READING_STAGES = tuple(f"harness.oracles.{stage}" for stage in ("_structure", "_lexicon", "_units", "_cues", "_context"))
 
 
 @pytest.mark.parametrize("stage", READING_STAGES)
 def test_the_reading_stages_import_only_the_stages_before_them(stage):
     before = READING_STAGES[:READING_STAGES.index(stage)]
     for node, target, _ in _imports(stage):
-        if target.startswith("oracles"):
-            assert target in before or target == "oracles._rules", (
+        if target.startswith("harness.oracles"):
+            assert target in before or target == "harness.oracles._rules", (
                 f"{stage} imports {target} at line {node.lineno}: a reading stage imports only "
                 f"{', '.join(before) or 'no other stage'} and oracles._rules")
 
@@ -151,7 +159,9 @@ def test_the_domain_packages_are_small_modules(package):
 @pytest.mark.parametrize("module", MODULES)
 def test_imports_go_one_way(module):
     for node, target, _ in _imports(module):
-        if target.split(".")[0] not in PACKAGES:
+        assert target.split(".")[0] not in ("strategies", "oracles"), (
+            f"{module} imports {target} at line {node.lineno}: ours install as harness.strategies and harness.oracles")
+        if target.split(".")[0] != "harness":
             continue
         assert _layer(target) in ALLOWED[_layer(module)], (
             f"{module} (layer {_layer(module)}) imports {target} (layer {_layer(target)}) at line {node.lineno}")
@@ -161,9 +171,7 @@ def test_no_import_hides_in_a_function_except_commented_lazy_ones():
     """An import inside a function is a dodged cycle unless a ``# lazy:`` comment says why it waits."""
     offenders = []
     for module in MODULES:
-        path = ROOT / Path(*module.split("."))
-        path = path / "__init__.py" if path.is_dir() else path.with_suffix(".py")
-        lines = path.read_text(encoding="utf-8").splitlines()
+        lines = _path(module).read_text(encoding="utf-8").splitlines()
         for node, target, in_function in _imports(module):
             if not in_function:
                 continue
@@ -183,6 +191,6 @@ def test_every_module_imports_first_in_a_fresh_interpreter(module):
 
 def test_importing_harness_loads_neither_the_application_nor_the_oracles():
     code = ("import sys, harness; "
-            "print(sorted(m for m in sys.modules if m.startswith(('harness._app', 'oracles', 'strategies'))))")
+            "print(sorted(m for m in sys.modules if m.startswith(('harness._app', 'harness.oracles', 'harness.strategies'))))")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=ROOT)
     assert proc.stdout.strip() == "[]", proc.stdout + proc.stderr

@@ -11,7 +11,7 @@ import pytest
 from harness._base._errors import SchemaError
 from harness._base._logs import read_log
 from harness._base._model import Role
-from strategies import load_background
+from harness.strategies import load_background
 
 LOGS = Path(__file__).resolve().parent / "fixtures" / "logs"
 MANIFEST = json.loads((LOGS / "MANIFEST.json").read_text(encoding="utf-8"))

@@ -4,7 +4,7 @@ import dataclasses
 
 from harness import Fact, FactKind, Fate, Polarity, Role, Status, Transcript, Turn
 from harness._app.shrinking._moves import minimize, without_turns
-from strategies import Skeleton, expand
+from harness.strategies import Skeleton, expand
 
 
 def _transcript():
@@ -149,7 +149,7 @@ from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 from harness._app.shrinking._moves import coalesce, prefix  # noqa: E402
-from strategies import transcripts  # noqa: E402
+from harness.strategies import transcripts  # noqa: E402
 
 
 def _half_calls(transcript: Transcript, original: Transcript | None = None) -> list[str]:

@@ -286,7 +286,7 @@ def test_max_time_ends_in_a_partial_report_that_is_not_green(tmp_path):
 
 def test_shrink_refuses_a_transcript_over_the_size_limit(tmp_path, capsys):
     from harness import dumps
-    from strategies import Skeleton, expand
+    from harness.strategies import Skeleton, expand
 
     path = tmp_path / "big.json"
     path.write_text(dumps(expand(Skeleton(seed=1, length=4000))) + " " * 1_100_000)
@@ -536,7 +536,7 @@ def test_written_files_respect_the_umask(tmp_path):
 def test_the_helper_uses_the_declared_protocol_too():
     from harness.testing import assert_compaction_holds
     from harness.summarizers import ledgered
-    from strategies import Skeleton, expand
+    from harness.strategies import Skeleton, expand
 
     transcript = expand(Skeleton(seed=3, length=600))
     assert_compaction_holds(ledgered.summarize, transcript, budget=800)  # rich, declared: no protocol argument
@@ -770,7 +770,7 @@ def test_team_modules_loaded_into_the_harness_are_tried_first(tmp_path, option, 
 
 def test_empty_cue_lists_match_nothing_instead_of_crashing():
     from harness import CompactionResult, Fact, FactKind, Polarity, Transcript
-    from oracles import DEFAULT_RULES, Case, ProseRules, check
+    from harness.oracles import DEFAULT_RULES, Case, ProseRules, check
 
     # Every word list the reading knows emptied (cues, labels, words of force, negators): nothing can be read
     # as binding, so the mention is bare.

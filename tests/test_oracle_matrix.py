@@ -5,8 +5,8 @@ from hypothesis import HealthCheck, Phase, find, given, settings
 
 from harness.summarizers import identity, ledgered, naive, prose
 from harness.summarizers.mutants import MUTANTS, VARIANTS
-from oracles import Severity, registered
-from strategies import transcripts
+from harness.oracles import Severity, registered
+from harness.strategies import transcripts
 from tests._cases import judge
 
 _GENERATE = settings(max_examples=400, database=None, phases=[Phase.generate, Phase.shrink],

@@ -10,7 +10,7 @@ import pytest
 from harness import Fact, FactKind, Fate, Polarity, Role, Status, ToolCall, Transcript, Turn
 from harness._base._protocol import CompactionRequest, CompactionResult, LedgerEntry
 from harness._base._tokens import count_tokens
-from oracles import Case, Severity, check, select
+from harness.oracles import Case, Severity, check, select
 
 BUCKET = "s3://acme-prod-01/"
 FIELD = "retry_limit"

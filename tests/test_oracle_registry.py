@@ -4,10 +4,10 @@ import re
 
 import pytest
 
-import oracles
+from harness import oracles
 from harness import InvalidArgument, Role, Transcript, Turn
 from harness._base._protocol import CompactionResult
-from oracles import Case, Finding, Severity, check, oracle, registered, select, unregister
+from harness.oracles import Case, Finding, Severity, check, oracle, registered, select, unregister
 
 CATALOGUE = [
     "commitment-retained", "completion-honest", "handle-retained", "closure", "error-retained",

@@ -5,7 +5,7 @@ from hypothesis import given, settings
 
 from harness import CompactionResult, MalformedResult, Role, compact_once, request_for, result_from_return
 from harness import InvalidArgument, Transcript, Turn
-from strategies import transcripts
+from harness.strategies import transcripts
 
 
 def test_string_becomes_one_system_message():

@@ -16,9 +16,9 @@ from harness import Part, PartKind, Role, ToolCall, Transcript, Turn
 from harness._app.judging._session import SessionConfig, run_session
 from harness._base._dialects import DIALECTS, DROPPED_PARTS, read, render
 from harness._base._protocol import CompactionRequest, CompactionResult
-from oracles import Case, select
-from oracles._provider import problems
-from strategies import PART_DIALECTS, transcripts, with_provider_parts
+from harness.oracles import Case, select
+from harness.oracles._provider import problems
+from harness.strategies import PART_DIALECTS, transcripts, with_provider_parts
 
 
 def _parts(turns, dialect: str) -> list[tuple]:

@@ -6,12 +6,11 @@ import pytest
 
 import harness
 import harness.testing
-import oracles
-import oracles.reading
-import strategies
+from harness import oracles, strategies
+from harness.oracles import reading
 
 
-@pytest.mark.parametrize("package", [harness, harness.testing, strategies, oracles, oracles.reading],
+@pytest.mark.parametrize("package", [harness, harness.testing, strategies, oracles, reading],
                          ids=lambda p: p.__name__)
 def test_all_is_exactly_what_the_package_exposes(package):
     """A name imported into a package but missing from ``__all__`` (or the reverse) fails here."""

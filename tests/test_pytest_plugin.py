@@ -27,7 +27,7 @@ from harness._app.running._options import (DEFAULT_BUDGET, DEFAULT_MAX_WINDOWS, 
                                            FAST_SHRINK_CALLS)
 from harness._base._calling import DEFAULT_MAX_RESULT_CHARS, RESULT_CHARS_PER_TOKEN
 from harness._base._dialects import DEFAULT_DIALECT
-from strategies import facts, transcripts
+from harness.strategies import facts, transcripts
 from tests._stubs import openai_stub
 
 pytest_plugins = ["pytester"]

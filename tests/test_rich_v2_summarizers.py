@@ -28,7 +28,7 @@ from harness._base._model import Tightening, round_budget
 from harness._base._protocol import payload_sha256, result_from_dict, result_to_dict
 from harness._base._tokens import context_tokens
 from harness.summarizers import ledgered, mutants, prose
-from strategies import facts, transcripts
+from harness.strategies import facts, transcripts
 
 pytestmark = pytest.mark.filterwarnings("ignore:Generating overly large repr")
 

@@ -18,7 +18,7 @@ from harness._app.running._options import RunConfig
 from harness._app.running._run import open_summarizer, run
 from harness._base._model import Fact, Polarity, Role, Transcript, Turn
 from harness._base._protocol import CompactionResult, LedgerEntry, result_to_dict
-from oracles import Evidence, Finding, Severity, select
+from harness.oracles import Evidence, Finding, Severity, select
 
 EXAMPLE = "harness.summarizers.example:summarize"
 
@@ -189,7 +189,7 @@ def test_the_reports_list_findings_and_fail_every_invariant_a_finding_breaks(exa
 
 
 def test_every_report_says_the_same_word_for_what_happened(example_run):
-    """The one word (``oracles.Outcome``) travels from the finding to the text, JSON, HTML and JUnit reports."""
+    """The one word (``harness.oracles.Outcome``) travels from the finding to the text, JSON, HTML and JUnit reports."""
     from harness._app.reports._html import render_html
 
     document = report_dict(example_run)

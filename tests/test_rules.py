@@ -9,8 +9,8 @@ from hypothesis import given, settings
 from harness import FactKind, InvalidArgument
 from harness._app.cli._main import main
 from harness.testing import CompactionViolation, assert_compaction_holds
-from oracles import DEFAULT_RULES, ProseRules
-from strategies import facts, transcripts
+from harness.oracles import DEFAULT_RULES, ProseRules
+from harness.strategies import facts, transcripts
 
 pytest_plugins = ["pytester"]
 
@@ -112,7 +112,7 @@ def forget_team_oracle():
     """--extend registers into the process-wide oracle registry: undo it so other tests never see it."""
     import sys
 
-    from oracles import registered, unregister
+    from harness.oracles import registered, unregister
 
     yield
     if "team-bucket-named-twice" in {o.id for o in registered()}:

@@ -8,9 +8,9 @@ from harness._app.judging._session import SessionConfig, run_session
 from harness._base._tokens import context_tokens
 from harness.summarizers import ledgered
 from harness.summarizers.mutants import accumulates
-from oracles import SessionCase, check_session
-from oracles._session_oracles import growth_reason, growth_round
-from strategies import Skeleton, expand, transcripts
+from harness.oracles import SessionCase, check_session
+from harness.oracles._session_oracles import growth_reason, growth_round
+from harness.strategies import Skeleton, expand, transcripts
 
 
 def _rich(fn):

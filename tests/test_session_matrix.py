@@ -17,8 +17,8 @@ from harness._app.running._run import run
 from harness._base._model import Consumer
 from harness.summarizers import ledgered, prose
 from harness.summarizers.mutants import MUTANTS, SESSION_MUTANTS
-from oracles import registered
-from strategies import transcripts
+from harness.oracles import registered
+from harness.strategies import transcripts
 
 BUDGET = 1500
 ROUTER = Consumer("router", ("handle-retained", "closure"))

@@ -11,7 +11,7 @@ from harness._base._model import Consumer, Effect, Fact, FactKind, Fate, Polarit
 from harness._base._protocol import CompactionRequest, CompactionResult, JournalEntry, LedgerEntry, RecoveryMarker
 from harness._app.judging._judge import judge_session
 from harness._base._errors import InfraError
-from oracles import Case, SessionCase, Severity, check, check_session, select
+from harness.oracles import Case, SessionCase, Severity, check, check_session, select
 
 BUCKET = "s3://acme-stage-07/"
 

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import find, settings
 
 from harness import FactKind, Role, Status, Turn
-from strategies import facts, make_literal, transcripts
+from harness.strategies import facts, make_literal, transcripts
 
 
 def test_long_transcript_with_a_prohibition_shrinks_to_one_plain_fact():

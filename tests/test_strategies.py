@@ -8,7 +8,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from harness import FactKind, InvalidArgument, Role, SchemaError, Status, dumps, live_facts, loads
-from strategies import (
+from harness.strategies import (
     MAX_TURNS_PER_FACT,
     decoys,
     DecoyKind,
@@ -25,11 +25,11 @@ from strategies import (
     transcripts,
 )
 from harness._base._tokens import message_tokens
-from strategies._internal import _phrasing as P
-from strategies._internal._decoys import effective_kind, near_miss
-from strategies._internal._expand import _all_literals, _decoy_events, _events, event_turn_count
-from strategies._internal._filler import filler_units, pool_texts
-from strategies._internal._literals import CATEGORIES, GATING_FIELDS, THRESHOLD_FIELDS
+from harness.strategies._internal import _phrasing as P
+from harness.strategies._internal._decoys import effective_kind, near_miss
+from harness.strategies._internal._expand import _all_literals, _decoy_events, _events, event_turn_count
+from harness.strategies._internal._filler import filler_units, pool_texts
+from harness.strategies._internal._literals import CATEGORIES, GATING_FIELDS, THRESHOLD_FIELDS
 
 _DIGIT_OR_UNDERSCORE = re.compile(r"[0-9_]")
 

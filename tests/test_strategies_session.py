@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from harness import FactKind, InvalidArgument, Role, SchemaError, Status, transcript_from_dict, transcript_to_dict
 from harness._base._model import Consumer, Tightening
 from harness._base._wholetoken import has_token
-from strategies import (
+from harness.strategies import (
     EffectSpec,
     FactSpec,
     Skeleton,
@@ -23,8 +23,8 @@ from strategies import (
     skeletons,
     transcripts,
 )
-from strategies._internal import _phrasing as P
-from strategies._internal._expand import event_turn_count
+from harness.strategies._internal import _phrasing as P
+from harness.strategies._internal._expand import event_turn_count
 
 _GOVERNING = {FactKind.GATING_FIELD, FactKind.PROHIBITION}
 _FAST = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -23,7 +23,7 @@ from harness._app.judging._judge import judge_session
 from harness._base._protocol import result_from_return
 from harness.summarizers import identity
 from harness.summarizers._render import handle_turn, in_flight_calls
-from strategies import transcripts
+from harness.strategies import transcripts
 from tests.fixtures import more_styles, new_styles, style_compactors
 
 STYLES = (

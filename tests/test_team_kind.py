@@ -27,8 +27,8 @@ from harness import (
 from harness._app.cli._main import main
 from harness.summarizers import ledgered, prose
 from harness.testing import assert_compaction_holds
-from oracles import registered, unregister
-from strategies import Anchor, Cut, FactSpec, Skeleton, expand, facts, skeleton_from_dict, skeleton_to_dict, skeletons, transcripts
+from harness.oracles import registered, unregister
+from harness.strategies import Anchor, Cut, FactSpec, Skeleton, expand, facts, skeleton_from_dict, skeleton_to_dict, skeletons, transcripts
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = str(ROOT / "examples" / "approval_gate.py")
@@ -209,8 +209,8 @@ def test_a_kind_without_a_generator_is_reported_as_never_generated(forget_the_ki
 
 def test_a_bug_in_a_teams_kind_or_oracle_names_it(approval):
     from harness import CompactionRequest, Fact, KindDef, Role, SpecError, Turn, define_kind
-    from oracles import Case, check, oracle
-    from strategies import KindGenerator
+    from harness.oracles import Case, check, oracle
+    from harness.strategies import KindGenerator
 
     def state(spec):
         raise ZeroDivisionError("oops")

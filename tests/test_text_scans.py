@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 from harness import Role, ToolCall, Turn
 from harness._base._tokens import _message_tokens, count_tokens
 from harness._base._wholetoken import has_token, literal_pattern, token_spans
-from oracles._lexicon import IDENT as _IDENT, identifier_tokens, near_miss_among, phrase_pattern, tokens_of
-from oracles._units import _may_open, _opening_pattern, openings as _openings
+from harness.oracles._lexicon import IDENT as _IDENT, identifier_tokens, near_miss_among, phrase_pattern, tokens_of
+from harness.oracles._units import _may_open, _opening_pattern, openings as _openings
 
 _TOKEN = re.compile(r"\w+|[^\w\s]")  # the counter's definition, written out again on purpose
 
@@ -74,7 +74,7 @@ _OPENING_PIECES = st.lists(st.one_of(st.sampled_from(["Update", "EDIT:", "actual
 def test_messages_scanned_together_answer_as_each_alone(parts, seen):
     """New messages are scanned as one joined text; each answer is the one-message scan's, whatever
     was remembered before (``seen``) and however many are new."""
-    from oracles import _units
+    from harness.oracles import _units
 
     _units._OPENINGS_SEEN.clear()
     _openings(tuple(seen), _MARKERS)
@@ -98,9 +98,9 @@ def test_token_spans_respect_whole_tokens():
 # -- units found from a literal's occurrences equal the units of splitting the whole reading --------
 
 from harness import CompactionResult  # noqa: E402
-from oracles._context import Context  # noqa: E402
-from oracles._units import _CLAUSE_SPLIT, _SENTENCE_SPLIT, part_reading  # noqa: E402
-from oracles._rules import DEFAULT_RULES  # noqa: E402
+from harness.oracles._context import Context  # noqa: E402
+from harness.oracles._units import _CLAUSE_SPLIT, _SENTENCE_SPLIT, part_reading  # noqa: E402
+from harness.oracles._rules import DEFAULT_RULES  # noqa: E402
 
 _WORDS = ["x1", "s3://b/", "v1.2", "but", "However", "so", "while", ",", ".", ";", "!", "?", " ", " ", " ", "\n",
           "never", "use", "-", "1.2", ". ", "\n\n", ", so "]
@@ -124,7 +124,7 @@ def test_units_with_a_literal_are_the_pieces_of_each_messages_whole_split(messag
 
 # -- markup stripping: the reordered pattern removes exactly what the plain definition removes ------
 
-from oracles._structure import strip_markup  # noqa: E402
+from harness.oracles._structure import strip_markup  # noqa: E402
 
 # The definition as first written: each lookbehind before the character it guards.
 _MARKUP_DEFINITION = re.compile(
@@ -167,7 +167,7 @@ def test_the_near_miss_search_answers_as_difflib_ratio_does(literal, tokens, rat
 def test_a_growing_window_reads_the_tokens_a_fresh_read_does(texts, cuts):
     """no-invented-obligation extends the last window's tokens by the turns since; whatever the order
     of the windows asked for, each answer is the tokens of that window read afresh."""
-    from oracles import _invented
+    from harness.oracles import _invented
 
     turns = tuple(Turn(Role.USER, text) for text in texts)
     for cut in cuts:
@@ -177,7 +177,7 @@ def test_a_growing_window_reads_the_tokens_a_fresh_read_does(texts, cuts):
 
 # -- the structure rewrite's fast path for prose lines reads them as the general rules do ------------
 
-from oracles._structure import _BOLD_LINE, _BULLET, _HEADING, _KEY_ONLY, _TABLE_RULE, _scoped  # noqa: E402
+from harness.oracles._structure import _BOLD_LINE, _BULLET, _HEADING, _KEY_ONLY, _TABLE_RULE, _scoped  # noqa: E402
 
 
 def _scoped_as_defined(lines):
@@ -246,7 +246,7 @@ def test_the_source_knows_a_token_when_its_text_holds_it(texts, asked, cuts):
     """However far the window's tokens were read before (each window of one transcript, in any order),
     ``known`` answers exactly "the window's text holds it"."""
     from harness import Transcript
-    from oracles import Case, _invented
+    from harness.oracles import Case, _invented
 
     transcript = Transcript(tuple(Turn(Role.USER, text) for text in texts), (), ())
     for cut in cuts:

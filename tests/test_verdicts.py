@@ -13,9 +13,9 @@ from harness import Fact, FactKind, Fate, Polarity, Role, Transcript, Turn
 from harness._app.cli._main import main
 from harness._app.reports._junit import run_junit
 from harness._base._protocol import CompactionResult
-from oracles import Case, Evidence, Severity, check, select
-from oracles._structure import reading_lines
-from oracles._session_oracles import CEILING_SHARE, growth_round
+from harness.oracles import Case, Evidence, Severity, check, select
+from harness.oracles._structure import reading_lines
+from harness.oracles._session_oracles import CEILING_SHARE, growth_round
 
 BUCKET = "s3://acme-prod-01/"
 

@@ -109,7 +109,7 @@ def exit_codes() -> str:
 def oracle_catalogue() -> str:
     """One section per registered oracle: what it checks (its docstring), its scope, severity and
     reference, whether it is a retention oracle, and the mutant built to break it."""
-    import oracles
+    from harness import oracles
     from harness.summarizers import mutants
 
     breakers = {**mutants.MUTANTS, **mutants.SESSION_MUTANTS}
@@ -218,7 +218,7 @@ def prose_rules() -> str:
     """One row per ``ProseRules`` setting, in the order the class declares them: its name, its default (a
     cue list shown by its first entries and its size) and the comment above it in the source, which says
     what the reading does with it (a setting without a comment of its own shares the one above it)."""
-    from oracles._rules import DEFAULT_RULES, ProseRules
+    from harness.oracles._rules import DEFAULT_RULES, ProseRules
 
     said: dict[str, str] = {}
     comment: list[str] = []

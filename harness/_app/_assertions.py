@@ -12,7 +12,7 @@ from harness._base._model import Transcript
 from harness._app.judging._judge import judge_session
 from harness._app.calling._loading import may_vary
 from harness._app.reports._text import clip
-from oracles import DEFAULT_RULES, ProseRules, select
+from harness.oracles import DEFAULT_RULES, ProseRules, select
 
 __all__ = ["assert_compaction_holds"]
 

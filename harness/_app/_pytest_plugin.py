@@ -307,7 +307,7 @@ class HarnessItem(pytest.Item):
         # lazy: see pytest_configure
         from harness._app.reports._text import render_finding
         from harness._app.running._results import unjudged_oracles
-        from oracles import select
+        from harness.oracles import select
 
         result = _shared_result(self)
         seed = f"seed {result.seed}, {result.examples_run} examples"
@@ -444,7 +444,7 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     if _SEED not in config.stash:
         return
     # lazy: see pytest_configure (the oracles of a team's --summarizer-extend are registered by then)
-    from oracles import select
+    from harness.oracles import select
 
     parent = _Collector.from_parent(session, name="compaction-harness", nodeid="compaction-harness")
     for invariant in (*(o.id for o in select()), _ANSWERED, _COMPLETE):

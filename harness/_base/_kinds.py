@@ -8,7 +8,7 @@ states it with. Generation (``strategies``), the bundled compactors
 (``harness.summarizers``) and the oracles all read it from here.
 
 How a kind is drawn and written into turns is its ``generator`` (a
-``strategies.KindGenerator``); the built-in kinds' generators live with the
+``harness.strategies.KindGenerator``); the built-in kinds' generators live with the
 strategies, a team's kind carries its own. A team defines a kind with
 ``define_kind`` in the module it passes to ``--extend``.
 """

@@ -41,7 +41,7 @@ from harness._base._errors import InvalidArgument, SchemaError
 from harness._base._files import DEFAULT_MAX_FILE_MB
 from harness._base._logs import SessionLog, read_log
 from harness._base._model import Role, ToolCall, Turn
-from strategies._internal._filler import filler_units, unit_tokens
+from harness.strategies._internal._filler import filler_units, unit_tokens
 
 __all__ = ["Background", "load_background"]
 

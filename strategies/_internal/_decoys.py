@@ -17,9 +17,9 @@ from dataclasses import dataclass
 
 from harness._base._model import FactKind, Role, Status, ToolCall, Turn
 from harness._base._wholetoken import has_token
-from strategies._internal import _phrasing as P
-from strategies._internal._literals import CATEGORIES, make_literal
-from strategies._internal._skeleton import DecoyKind, DecoySpec, FactSpec
+from harness.strategies._internal import _phrasing as P
+from harness.strategies._internal._literals import CATEGORIES, make_literal
+from harness.strategies._internal._skeleton import DecoyKind, DecoySpec, FactSpec
 
 __all__ = ["Decoy", "effective_kind", "near_miss", "render"]
 

@@ -18,11 +18,11 @@ from harness._base._errors import InvalidArgument
 from harness._base._kinds import ending_event, kind_def
 from harness._base._model import Effect, Fact, FactKind, Fate, Role, Status, ToolCall, Transcript, Turn, mid_results
 from harness._base._wholetoken import has_token
-from strategies._internal import _phrasing as P
-from strategies._internal._decoys import _clear, effective_kind, render
-from strategies._internal._filler import filler_units
-from strategies._internal._kinds import KindGenerator, call_hook, derived_id, generator_for, turns_from
-from strategies._internal._skeleton import Anchor, DecoyKind, EffectSpec, FactSpec, Skeleton
+from harness.strategies._internal import _phrasing as P
+from harness.strategies._internal._decoys import _clear, effective_kind, render
+from harness.strategies._internal._filler import filler_units
+from harness.strategies._internal._kinds import KindGenerator, call_hook, derived_id, generator_for, turns_from
+from harness.strategies._internal._skeleton import Anchor, DecoyKind, EffectSpec, FactSpec, Skeleton
 
 __all__ = ["expand", "event_turn_count"]
 

@@ -27,8 +27,8 @@ from collections.abc import Iterable
 from harness._base._model import Role, ToolCall, Turn
 from harness._base._tokens import count_tokens, message_tokens
 from harness._base._wholetoken import has_token
-from strategies._internal import _worklog as W
-from strategies._internal._tools import sized_tool_unit, tool_unit
+from harness.strategies._internal import _worklog as W
+from harness.strategies._internal._tools import sized_tool_unit, tool_unit
 
 __all__ = ["FillerPlan", "filler_units", "pool_texts", "unit_tokens"]
 

@@ -21,9 +21,9 @@ from hypothesis.errors import HypothesisException
 from harness._base._errors import HarnessError, InvalidArgument
 from harness._base._kinds import THRESHOLD_OPERATORS, kind_def
 from harness._base._model import FactKind, Role, Status, ToolCall, Turn
-from strategies._internal import _phrasing as P
-from strategies._internal._literals import GATING_FIELDS, make_literal
-from strategies._internal._skeleton import FactSpec
+from harness.strategies._internal import _phrasing as P
+from harness.strategies._internal._literals import GATING_FIELDS, make_literal
+from harness.strategies._internal._skeleton import FactSpec
 
 __all__ = ["KindGenerator", "Companion", "generator_for", "has_generator", "derived_id", "literal_seeds", "call_hook",
            "turns_from"]

@@ -15,7 +15,7 @@ import dataclasses
 import hashlib
 
 from harness._base._model import Part, PartKind, Role, Transcript
-from strategies._internal import _phrasing as P
+from harness.strategies._internal import _phrasing as P
 
 __all__ = ["with_provider_parts", "REDACTED_EVERY", "PART_DIALECTS"]
 

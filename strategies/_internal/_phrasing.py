@@ -199,7 +199,7 @@ JOB_NOTIFICATIONS = (
 
 JOB_POLL = "check_job"
 
-#: The readable text of a reasoning part (``strategies._internal._parts``): neutral, no obligation and no cue word.
+#: The readable text of a reasoning part (``harness.strategies._internal._parts``): neutral, no obligation and no cue word.
 REASONING = (
     "Looking at the output before choosing the next step.",
     "The result matches the plan so far; continuing with the next file.",

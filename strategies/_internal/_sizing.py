@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from hypothesis import strategies as st
 
 from harness._base._errors import InvalidArgument
-from strategies._internal._tools import OUTPUT_MAX_TOKENS
+from harness.strategies._internal._tools import OUTPUT_MAX_TOKENS
 
 __all__ = ["Sizing", "DEFAULT_MAX_WINDOWS", "MAX_SIZED_TURNS", "DEFAULT_TRIGGER"]
 

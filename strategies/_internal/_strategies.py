@@ -18,10 +18,10 @@ from hypothesis import strategies as st
 from harness._base._errors import InvalidArgument
 from harness._base._kinds import defined_kinds, kind_def, placed_kinds
 from harness._base._model import Consumer, FactKind, Status, Tightening, Transcript
-from strategies._internal._expand import event_turn_count, expand
-from strategies._internal._kinds import call_hook, generator_for, has_generator
-from strategies._internal._sizing import DEFAULT_MAX_WINDOWS, DEFAULT_TRIGGER, MAX_SIZED_TURNS, Sizing
-from strategies._internal._skeleton import Anchor, Cut, DecoyKind, DecoySpec, EffectSpec, FactSpec, Skeleton
+from harness.strategies._internal._expand import event_turn_count, expand
+from harness.strategies._internal._kinds import call_hook, generator_for, has_generator
+from harness.strategies._internal._sizing import DEFAULT_MAX_WINDOWS, DEFAULT_TRIGGER, MAX_SIZED_TURNS, Sizing
+from harness.strategies._internal._skeleton import Anchor, Cut, DecoyKind, DecoySpec, EffectSpec, FactSpec, Skeleton
 
 __all__ = ["facts", "cuts", "decoys", "effects", "skeletons", "transcripts", "MAX_TURNS_PER_FACT",
            "MAX_TURNS_PER_DECOY", "MAX_TURNS_PER_EFFECT", "TIGHTENING_SHARES", "TIGHTENING_ROUNDS"]

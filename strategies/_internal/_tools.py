@@ -14,7 +14,7 @@ import json
 import math
 import random
 
-from strategies._internal._worklog import (CODE, EXCEPTIONS, IMAGES, PACKAGES, ROOTS, TEST_ROOTS, USERS, VERBS, WORDS,
+from harness.strategies._internal._worklog import (CODE, EXCEPTIONS, IMAGES, PACKAGES, ROOTS, TEST_ROOTS, USERS, VERBS, WORDS,
                                            between, camel, file_path, gerund, hexid, lines_wanted, numbered, pick,
                                            snake_name, uuid4, version)
 

@@ -18,12 +18,12 @@ from typing import Any
 
 from harness._base._errors import InvalidArgument, SpecError, did_you_mean
 from harness._app.calling._frameworks import FRAMEWORKS, framework_summarizer
-from oracles import ProseRules
+from harness.oracles import ProseRules
 
 __all__ = ["load_object", "load_callable", "load_rules", "checked_counter", "load_module", "code_fingerprint", "team_modules", "may_vary",
            "spec_identity"]
-#: Our own top-level packages: a summarizer bundled with the harness is its own subpackage, not all of these.
-_OUR_ROOTS = ("harness", "strategies", "oracles")
+#: Our one top-level package: a summarizer bundled with the harness is its own subpackage, not all of it.
+_OUR_ROOT = "harness"
 _FILE_MODULE_PREFIX = "_summarizer_"
 
 
@@ -213,7 +213,7 @@ def team_modules(fn: Callable[..., Any]) -> list[Any]:
     """
     module_name = getattr(fn, "__module__", None) or ""
     root = module_name.split(".")[0]
-    if root in _OUR_ROOTS:
+    if root == _OUR_ROOT:
         root = module_name.rpartition(".")[0] or module_name
     return _package_modules(module_name, root)
 

@@ -39,8 +39,8 @@ from harness._app.running._estimate import estimate
 from harness._app.running._evaluate import prose_rules, token_counter
 from harness._app.running._options import DEFAULT_BUDGET, Generation, Judging, Limits, RunConfig
 from harness._app.running._run import run, shrink_transcript
-from oracles import registered, select
-from strategies import load_background
+from harness.oracles import registered, select
+from harness.strategies import load_background
 
 __all__ = ["COMMANDS", "check_prompt"]
 

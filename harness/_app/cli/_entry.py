@@ -2,9 +2,8 @@
 an exit code and one line on stderr even when the harness cannot start.
 
 ``_main`` turns every error of a command into its exit code, but it cannot catch its own import failing (a
-broken install, or a package of the user's named ``strategies`` or ``oracles`` found first on ``sys.path``),
-nor an error outside its own handling. Those end here as an internal error, exit 2 like ``_main``'s own, and
-never exit 1, which says that a violation was found.
+broken install), nor an error outside its own handling. Those end here as an internal error, exit 2 like
+``_main``'s own, and never exit 1, which says that a violation was found.
 """
 
 from __future__ import annotations
@@ -12,8 +11,6 @@ from __future__ import annotations
 import os
 import sys
 import traceback
-from importlib import util
-from pathlib import Path
 
 from harness._app._outcome import ExitCode
 
@@ -22,8 +19,6 @@ __all__ = ["main", "INTERNAL_ERROR"]
 #: The exit code of an error of the harness's own (``_main`` says ``InternalError`` with it too).
 INTERNAL_ERROR = ExitCode.USAGE
 
-#: The other top-level packages of this distribution, installed beside ``harness``.
-_OURS = ("strategies", "oracles")
 _DEBUG = "COMPACTION_HARNESS_DEBUG"
 
 
@@ -57,32 +52,10 @@ def _internal(cause: str) -> ExitCode:
 
 def _start_failure(exc: BaseException) -> str:
     """What stopped the harness's own modules from importing, in words a user can act on."""
-    named = (getattr(exc, "name", None) or "").partition(".")[0]
-    for name in sorted(_OURS, key=lambda ours: ours != named):  # the package the error names first
-        where = _shadowing(name)
-        if where is not None:
-            return (f"cannot import the harness's module {name!r} (found {where} first on sys.path: a package of "
-                    f"yours shadows it?)")
     if isinstance(exc, ImportError):
         return (f"cannot import the harness's modules: {type(exc).__name__}: {_line(exc)} (a broken install? "
                 f"reinstall compaction-harness)")
     return f"the harness failed to start: {type(exc).__name__}: {_line(exc)}"
-
-
-def _shadowing(name: str) -> str | None:
-    """Where Python finds the package ``name``, when that is not the copy installed beside ``harness``."""
-    ours = Path(__file__).resolve().parents[3] / name  # harness/_app/cli/_entry.py: three levels under the root
-    try:
-        spec = util.find_spec(name)
-    except (ImportError, ValueError):  # ValueError: a module in sys.modules without a spec
-        return None
-    if spec is None:
-        return None
-    places = [spec.origin] if spec.has_location and spec.origin else list(spec.submodule_search_locations or ())
-    if not places:
-        return None
-    found = Path(places[0]).resolve()
-    return None if found == ours or ours in found.parents else str(found)
 
 
 def _line(exc: BaseException) -> str:

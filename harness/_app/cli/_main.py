@@ -28,7 +28,7 @@ from harness._app.cli._commands import COMMANDS, check_prompt
 from harness._app.cli._outputs import Outputs
 from harness._app.cli._parser import DEFAULT_SUMMARIZER, build_parser
 from harness._app.reports._text import printable
-from oracles import select
+from harness.oracles import select
 
 __all__ = ["main", "DEFAULT_SUMMARIZER"]
 

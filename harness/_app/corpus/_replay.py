@@ -15,7 +15,7 @@ from harness._app._outcome import ExitCode, exit_code
 from harness._app.running._evaluate import evaluate
 from harness._app.running._options import Judging, RunConfig
 from harness._app.running._run import open_summarizer
-from oracles import select
+from harness.oracles import select
 
 __all__ = ["ReplayOutcome", "Replay", "Replayer", "TrialCount", "replay_entry", "replay_corpus", "run_trials"]
 

@@ -36,8 +36,8 @@ from harness._app.fuzzing._fuzz import CONFIG_ENV, FUZZ_CACHE_ENTRIES, config_fr
 from harness._app.calling._loading import load_callable, load_module, team_modules
 from harness._app.running._evaluate import evaluate
 from harness._app.running._run import open_summarizer
-from oracles import select
-from strategies import expand, load_background
+from harness.oracles import select
+from harness.strategies import expand, load_background
 
 __all__ = ["main"]
 

@@ -43,8 +43,8 @@ from harness._app.running._exploration import QUICK_MAX_WINDOWS, dense_skeletons
 from harness._app.running._options import RunConfig
 from harness._app.running._results import Failure, InfraFailure, RunResult
 from harness._app.running._run import Explored, shrink_transcripts
-from oracles import select
-from strategies import Background
+from harness.oracles import select
+from harness.strategies import Background
 from harness import __version__
 
 __all__ = ["FuzzConfig", "FuzzStats", "FuzzResult", "fuzz", "merge_inputs", "fuzz_directory", "fuzz_strategy",

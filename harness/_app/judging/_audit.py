@@ -32,7 +32,7 @@ from harness._base._model import Fact, FactKind, Fate, Polarity, Role, Status, T
 from harness._base._protocol import CompactionResult, result_from_dict, result_from_return
 from harness._base._schema import Reader
 from harness._base._tokens import TokenCounter, count_tokens
-from oracles import DEFAULT_RULES, Case, Oracle, ProseRules, Verdict, check, select
+from harness.oracles import DEFAULT_RULES, Case, Oracle, ProseRules, Verdict, check, select
 
 __all__ = ["AUDIT_VERSION", "UNLIMITED_BUDGET", "Audit", "obligations_from_dict", "turns_from_messages",
            "context_from_json", "audit", "audit_files"]

@@ -18,7 +18,7 @@ from harness._base._protocol import CompactionRequest, CompactionResult, result_
 from harness._base._tokens import TokenCounter, count_tokens
 from harness._app.judging._session import SessionConfig, run_session
 from harness._app.judging._survival import RoundTally, session_survival
-from oracles import DEFAULT_RULES, Case, Finding, Oracle, ProseRules, SessionCase, Severity, check, check_session, select
+from harness.oracles import DEFAULT_RULES, Case, Finding, Oracle, ProseRules, SessionCase, Severity, check, check_session, select
 
 __all__ = ["StopJudging", "Violation", "Degraded", "Evaluation", "judge_session", "evidence_of"]
 

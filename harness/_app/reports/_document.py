@@ -16,7 +16,7 @@ from harness._app.fuzzing._fuzz import FuzzResult
 from harness._app.judging._survival import Survival, survival_from_dict
 from harness._app.reports._reproduce import reproduce_command
 from harness._app.running._results import Degradation, Failure, RunResult, Unclear
-from oracles import select
+from harness.oracles import select
 
 __all__ = ["REPORT_VERSION", "report_dict", "sessions_dict", "finding_row", "fuzz_report_dict", "unclear_dict",
            "degradation_dict", "read_report", "check_report", "report_survival"]

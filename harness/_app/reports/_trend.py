@@ -57,7 +57,7 @@ class Finding:
     detail: str = ""
     corpus_file: str | None = None
     cause: str = ""  # "dropped": the compactor dropped the obligation, whichever invariant and kind showed it
-    outcome: str = ""  # what happened to the obligation, in one word (``oracles.Outcome``; "" in older reports)
+    outcome: str = ""  # what happened to the obligation, in one word (``harness.oracles.Outcome``; "" in older reports)
     sightings: int | None = None  # in how many of its night's examples the cause showed (None: not recorded)
     also_seen: tuple[str, ...] = ()  # invariants the same cause broke in the sessions it was seen in only
 

@@ -25,7 +25,7 @@ from harness._base._model import Transcript, Turn
 from harness._base._protocol import CompactionResult, result_from_dict
 from harness._base._wholetoken import has_token
 from harness._app.judging._judge import Evaluation, Violation
-from oracles import registered
+from harness.oracles import registered
 
 __all__ = ["Cause", "causes", "shown_violations", "Key", "Signature", "signature_of", "DROPPED", "dropped"]
 

@@ -22,9 +22,9 @@ from harness._app.judging._session import SessionConfig, run_session
 from harness._app.running._evaluate import token_counter
 from harness._app.running._exploration import generate, probed, run_strategy, stages
 from harness._app.running._options import DEFAULT_SHRINK_CALLS, RunConfig
-from oracles import select
-from strategies import Background
-from strategies import expand as expand_skeleton
+from harness.oracles import select
+from harness.strategies import Background
+from harness.strategies import expand as expand_skeleton
 
 __all__ = ["Estimate", "estimate", "RETAINED_SHARE"]
 

@@ -12,7 +12,7 @@ from harness._base._tokens import count_tokens
 from harness._app.calling._loading import checked_counter, load_rules
 from harness._app.judging._judge import Evaluation, judge_session
 from harness._app.running._options import Judging
-from oracles import DEFAULT_RULES, ProseRules, registered
+from harness.oracles import DEFAULT_RULES, ProseRules, registered
 
 __all__ = ["evaluate", "check_consumers", "token_counter", "prose_rules"]
 

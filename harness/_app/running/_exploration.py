@@ -22,7 +22,7 @@ from harness._app.judging._judge import StopJudging
 from harness._app.running._budget import Budget
 from harness._app.running._options import Generation, Judging
 from harness._app.running._seed_only import seed_only
-from strategies import Background, skeletons
+from harness.strategies import Background, skeletons
 
 __all__ = ["run_strategy", "dense_skeletons", "stages", "generate", "Prefetched", "judge_in_order", "probed",
            "QUICK_SHARE", "QUICK_MAX_WINDOWS", "DETERMINISM_PROBES", "session_sizes"]
@@ -49,7 +49,7 @@ def run_strategy(generation: Generation, judging: Judging, background: Backgroun
 
 def session_sizes(generation: Generation, judging: Judging, *, max_windows: int | None = None,
                   max_turns: int | None = None) -> dict[str, Any]:
-    """The sizing arguments of ``strategies.skeletons`` for a run's sessions: its budget and trigger, its
+    """The sizing arguments of ``harness.strategies.skeletons`` for a run's sessions: its budget and trigger, its
     ``--max-windows`` and ``--max-turns`` (each lowered to ``max_windows`` and ``max_turns`` when given)."""
     turns = [t for t in (generation.max_turns, max_turns) if t is not None]
     return {"budget": judging.budget, "trigger": judging.trigger,

@@ -15,7 +15,7 @@ from harness._base._dialects import DEFAULT_DIALECT, DIALECTS
 from harness._base._errors import InvalidArgument
 from harness._base._model import Consumer
 from harness._app.calling._options import CallOptions
-from strategies import DEFAULT_MAX_WINDOWS, DEFAULT_TRIGGER
+from harness.strategies import DEFAULT_MAX_WINDOWS, DEFAULT_TRIGGER
 
 __all__ = ["RunConfig", "Generation", "Judging", "Limits", "UNCLEAR_MODES", "DEFAULT_BUDGET", "DEFAULT_SHRINK_CALLS",
            "FAST_CALL_SECONDS", "FAST_SECONDS_PER_KTOKEN", "FAST_SHRINK_CALLS", "DEFAULT_TRIALS", "DEFAULT_EXAMPLES", "DEFAULT_MAX_WINDOWS",
@@ -47,7 +47,7 @@ class Generation:
 
     examples: int = DEFAULT_EXAMPLES
     seed: int | None = None
-    # Sessions are sized to the budget (``strategies.skeletons(budget=...)``): each spans one to ``max_windows``
+    # Sessions are sized to the budget (``harness.strategies.skeletons(budget=...)``): each spans one to ``max_windows``
     # windows, a window the tokens from an empty context to the trigger; ``max_turns`` caps their turns.
     max_windows: int = DEFAULT_MAX_WINDOWS
     max_turns: int | None = None

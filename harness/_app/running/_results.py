@@ -51,8 +51,8 @@ class Failure:
     trials: tuple[int, int] | None = None  # (failed, of) in fresh re-asks of the minimal transcript
     boundaries: tuple[int, ...] = ()  # where the minimal session's rounds compacted (up to the failing one)
     planned: tuple[bool, ...] = ()  # per round of those, whether a planned cut forced it (else the trigger fired)
-    evidence: str | None = None  # what the violation rests on (``oracles.Evidence``)
-    outcome: str | None = None  # what happened to the obligation, in one word (``oracles.Outcome``)
+    evidence: str | None = None  # what the violation rests on (``harness.oracles.Evidence``)
+    outcome: str | None = None  # what happened to the obligation, in one word (``harness.oracles.Outcome``)
     # The other invariants this root cause breaks on the minimal transcript too, each with its detail; and
     # those it broke only in the sessions it was seen in (``harness._app.running._causes``).
     also: tuple[tuple[str, str], ...] = ()

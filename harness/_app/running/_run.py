@@ -36,9 +36,9 @@ from harness._app.running._results import (Degradation, Failure, InfraFailure, R
                                            collect_unclear, degradations_of, kind_warnings, ordered_unclear,
                                            unjudged_oracles)
 from harness._app.running._shrink import shrink_failure
-from oracles import select
-from strategies import PART_DIALECTS, load_background, with_provider_parts
-from strategies import expand as expand_skeleton
+from harness.oracles import select
+from harness.strategies import PART_DIALECTS, load_background, with_provider_parts
+from harness.strategies import expand as expand_skeleton
 
 __all__ = ["run", "shrink_transcript", "shrink_transcripts", "open_summarizer", "Explored"]
 

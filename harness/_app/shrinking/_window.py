@@ -16,7 +16,7 @@ from typing import Protocol
 from harness._base._model import Transcript, Turn
 from harness._app.judging._judge import Evaluation, Violation
 from harness._app.shrinking._moves import fact_units, ledger_turns, shortened, size, without_turns
-from oracles import select
+from harness.oracles import select
 
 __all__ = ["subject_window", "Shrinker", "SUBJECT_WINDOW_CHECKS", "FILLER_SEARCH_CHECKS"]
 
