@@ -15,6 +15,7 @@ import shlex
 import sys
 from pathlib import Path
 
+from harness._app.cli._init import init_command
 from harness._base._codec import transcript_from_dict
 from harness._base._errors import InvalidArgument, PathError, SchemaError
 from harness._base._files import output_dir, read_json_file
@@ -380,4 +381,4 @@ def _oracles(args, outputs: Outputs) -> ExitCode:
 
 #: Each command's function, by its name on the command line.
 COMMANDS = {"run": _run, "shrink": _shrink, "fuzz": _fuzz, "replay": _replay, "compare": _compare,
-            "report": _report, "corpus": _corpus, "audit": _audit, "oracles": _oracles}
+            "report": _report, "corpus": _corpus, "audit": _audit, "oracles": _oracles, "init": init_command}

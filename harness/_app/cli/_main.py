@@ -52,16 +52,16 @@ def main(argv: list[str] | None = None) -> ExitCode:
     previous = {sig: signal.signal(sig, _interrupt) for sig in _STOP_SIGNALS} if in_main_thread else {}
     outputs = Outputs({})
     try:
-        if args.command not in ("corpus", "oracles") or getattr(args, "corpus_command", None) == "changes":
+        if args.command not in ("corpus", "oracles", "init") or getattr(args, "corpus_command", None) == "changes":
             outputs = Outputs.check(args)
         if args.command in ("run", "shrink", "fuzz", "replay", "compare"):
             check_prompt(args)
         if args.command != "report":
             for module in args.extend:  # before anything selects oracles or loads facts: their definitions must be in
                 _load_in_harness(args, module, "--extend", load_module)
-            if args.command not in ("oracles", "corpus") and args.rules:
+            if args.command not in ("oracles", "corpus", "init") and args.rules:
                 _load_in_harness(args, args.rules, "--rules", load_rules)
-            if args.command not in ("oracles", "corpus", "replay"):
+            if args.command not in ("oracles", "corpus", "replay", "init"):
                 _validate_ids(args)
         return COMMANDS[args.command](args, outputs)
     except InfraError as exc:  # the adapter reports these as findings; one reaching here is still the summarizer's

@@ -8,6 +8,7 @@ import re
 import sys
 
 from harness import __version__
+from harness._app.cli._init import add_init_arguments
 from harness._base._calling import DEFAULT_MAX_RESULT_CHARS, RESULT_CHARS_PER_TOKEN
 from harness._base._dialects import DEFAULT_DIALECT, DIALECTS
 from harness._base._errors import did_you_mean
@@ -430,6 +431,9 @@ def build_parser() -> argparse.ArgumentParser:
     audit.add_argument("--max-file-mb", type=_positive_number("--max-file-mb", maximum=1024 * 1024),
                        default=DEFAULT_MAX_FILE_MB, metavar="MB", help=f"refuse larger files (default {DEFAULT_MAX_FILE_MB})")
     audit.add_argument("--report-json", metavar="FILE", help="write the findings as JSON")
+
+    add_init_arguments(_command(sub, parser, "init", help="write a starter for a new team: a summarizer wrapper, a "
+                                                            "pytest test, a corpus directory and a CI workflow"))
 
     catalogue = _command(sub, parser, "oracles", help="list the invariant catalogue")
     catalogue.add_argument("--extend", action="append", default=[], metavar="MODULE",
