@@ -26,6 +26,10 @@ compaction items), every part in the context is one the compactor was given, byt
 awaiting its result keeps the reasoning its source turn had (``reasoning-with-call``: Anthropic refuses a
 pending tool use without its thinking block, OpenAI a function call without its reasoning item); and a
 Responses compaction item, which stands for all the context before it, is kept (``compaction-kept``).
+Attachments (images and documents of user turns and tool results) are the same: each in the context is
+byte-exact one the compactor was given (``attachment-intact``), and a message kept word for word keeps them
+(``attachment-kept``: the model would otherwise answer a turn about a picture it no longer has; a message that
+says in other words that its image is gone is not kept word for word).
 
 In every dialect, a call the context leaves waiting for its result (it may, as the last message) is one
 the source made and has not answered yet (``call-made``): a call on an id the source never made (a
@@ -39,13 +43,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from harness._base._dialects import DROPPED_PARTS, merged_messages, render
-from harness._base._model import Part, PartKind, Turn
+from harness._base._model import ATTACHMENTS, Part, PartKind, Turn
 from harness.oracles._core import Case, Evidence, Finding, Severity, oracle
 
 __all__ = ["Problem", "problems", "RULES"]
 
 #: Each rule's name, per dialect, and what it requires (the finding's "expected").
 _CALL_MADE = "each call the context leaves awaiting its result is one the source made and has not answered"
+_ATTACHMENT_INTACT = "every image and document byte-exact as the compactor was given it (content and media type)"
+_ATTACHMENT_KEPT = ("a message kept word for word keeps the images and documents it was given with (or says, in its "
+                    "own words, that they are gone)")
 
 RULES: dict[str, dict[str, str]] = {
     "chat": {
@@ -57,6 +64,8 @@ RULES: dict[str, dict[str, str]] = {
     "anthropic": {
         "call-made": _CALL_MADE,
         "parts-intact": "every thinking block byte-exact as the compactor was given it (signature and text)",
+        "attachment-intact": _ATTACHMENT_INTACT,
+        "attachment-kept": _ATTACHMENT_KEPT,
         "reasoning-with-call": "a tool_use awaiting its result keeps the thinking blocks its source turn had",
         "has-messages": "at least one message",
         "first-from-user": "the first message from the user",
@@ -69,6 +78,8 @@ RULES: dict[str, dict[str, str]] = {
     "openai-responses": {
         "call-made": _CALL_MADE,
         "parts-intact": "every reasoning and compaction item byte-exact as the compactor was given it",
+        "attachment-intact": _ATTACHMENT_INTACT,
+        "attachment-kept": _ATTACHMENT_KEPT,
         "reasoning-with-call": "a function_call awaiting its output keeps the reasoning item its source turn had",
         "compaction-kept": "every compaction item the compactor was given kept (it stands for the context before it)",
         "output-after-call": "each function_call_output after its function_call",
@@ -194,7 +205,10 @@ def provider_valid(case: Case) -> Iterator[Finding]:
 
 
 def _part_key(part: Part, dialect: str) -> tuple:
-    """What the provider checks of a part: all of it (Anthropic has no id for a thinking block)."""
+    """What the provider checks of a part: all of it (Anthropic has no id for a thinking block, and neither
+    dialect names an image)."""
+    if part.kind in ATTACHMENTS:
+        return part.kind, part.data, part.text
     return (part.kind, part.data, part.text) + ((part.id,) if dialect == "openai-responses" else ())
 
 
@@ -207,7 +221,10 @@ def _opaque_parts(case: Case, dialect: str) -> Iterator[Problem]:
     turns = case.result.messages
     for i, turn in enumerate(turns):
         for part in turn.parts:
-            if part.kind not in DROPPED_PARTS[dialect] and _part_key(part, dialect) not in known:
+            if part.kind in ATTACHMENTS and _part_key(part, dialect) not in known:
+                yield Problem("attachment-intact", i, f"message [{i}] holds {_an(part)} that is not byte-exact any the "
+                              "compactor was given (re-encoded, cut or made up: the model would read something else)")
+            elif part.kind not in DROPPED_PARTS[dialect] and _part_key(part, dialect) not in known:
                 yield Problem("parts-intact", i, f"message [{i}] holds a {part.kind} part that is not byte-exact any the "
                               f"compactor was given (the provider refuses an edited one): {part.text or part.data}"[:300])
     reasoning_of = {c.id: [p for p in t.parts if p.kind is PartKind.REASONING] for t in case.given for c in t.tool_calls}
@@ -219,11 +236,31 @@ def _opaque_parts(case: Case, dialect: str) -> Iterator[Problem]:
             if call.id not in answered and lost:
                 yield Problem("reasoning-with-call", i, f"call {call.id} of message [{i}] awaits its result without the "
                               f"reasoning its turn was given with ({len(lost)} part(s) lost)", call.id)
+    yield from _attachments_lost(case, dialect)
     held = {_part_key(p, dialect) for t in turns for p in t.parts}
     for part in given:
         if part.kind is PartKind.COMPACTION and _part_key(part, dialect) not in held:
             yield Problem("compaction-kept", 0, f"the compaction item {part.id or part.data[:24]} the compactor was "
                           "given is gone, and with it the context it stood for")
+
+
+def _attachments_lost(case: Case, dialect: str) -> Iterator[Problem]:
+    """Messages kept word for word without the images or documents they were given with: a later turn (or this
+    one) that speaks of the picture now speaks of one the model no longer has."""
+    for i, turn in enumerate(case.result.messages):
+        sources = [t for t in case.given if t == turn]  # turn equality: role, text, calls and call id, not parts
+        kept = {_part_key(p, dialect) for p in turn.parts}
+        lost = [[p for p in t.parts if p.kind in ATTACHMENTS and _part_key(p, dialect) not in kept] for t in sources]
+        if sources and all(lost):
+            gone = min(lost, key=len)
+            names = ", ".join(p.id or p.text for p in gone)
+            yield Problem("attachment-kept", i, f"message [{i}] is kept word for word without {len(gone)} of the "
+                          f"attachments it was given with ({names}), and does not say they are gone")
+
+
+def _an(part: Part) -> str:
+    name = f" ({part.id})" if part.id else ""
+    return f"an {part.kind.value}{name}" if part.kind is PartKind.IMAGE else f"a {part.kind.value}{name}"
 
 
 def _calls_never_made(turns: Sequence[Turn], made: set[str]) -> Iterator[Problem]:

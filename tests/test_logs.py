@@ -214,13 +214,15 @@ def test_an_anthropic_body_keeps_every_tool_use_and_result(tmp_path):
     assert log.format == "anthropic"
     assert _shape(log) == [("system", "You are a coder.", [], None), ("user", "run the tests", [], None),
                            ("assistant", "Running both suites.", ["t1", "t2"], None),
-                           ("tool", "212 passed", [], "t1"), ("tool", "timeout after 600s", [], "t2")]
-    assert dict(log.left_out) == {"images": 1}
+                           ("tool", "212 passed", [], "t1"), ("tool", "timeout after 600s", [], "t2"),
+                           ("user", "", [], None)]  # the image the user sent after the results, as its attachment
+    assert [(p.kind.value, p.data, p.text) for p in log.turns[-1].turn.parts] == [("image", "iV", "image/png")]
+    assert dict(log.left_out) == {"images": 1}  # as filler, the log's attachments are left out
 
 
 def test_anthropic_messages_without_a_body_are_read_as_anthropic_not_chat(tmp_path):
     _, [log] = _read(tmp_path, "messages.json", BODY["messages"])
-    assert log.format == "anthropic" and [t.turn.role.value for t in log.turns][-2:] == ["tool", "tool"]
+    assert log.format == "anthropic" and [t.turn.role.value for t in log.turns][-3:] == ["tool", "tool", "user"]
 
 
 def test_a_broken_anthropic_result_names_its_block(tmp_path):

@@ -113,6 +113,8 @@ PARTS_FIXTURE = Path(__file__).resolve().parent / "fixtures" / "parts_mutants.py
     ("responses_keeps_items", "openai-responses", None),
     ("responses_drops_reasoning", "openai-responses", "reasoning-with-call"),
     ("responses_rewrites_encrypted", "openai-responses", "parts-intact"),
+    ("anthropic_strips_attachments", "anthropic", "attachment-kept"),
+    ("responses_recompresses_attachments", "openai-responses", "attachment-intact"),
 ])
 def test_a_compactor_that_bends_parts_is_caught_with_a_minimal_transcript_and_one_that_keeps_them_passes(
         function, dialect, rule):

@@ -24,7 +24,7 @@ def test_all_is_exactly_what_the_package_exposes(package):
 def test_harness_public_names():
     assert sorted(harness.__all__) == sorted([
         "SCHEMA_VERSION", "CompactionRequest", "Consumer", "CompactionViolation", "CompactionResult", "LedgerEntry", "MalformedResult", "compact_once",
-        "count_tokens", "message_tokens", "request_for", "result_from_return", "Fact", "FactKind", "Fate", "HarnessError", "InfraError", "InvalidArgument", "KindDef", "PathError", "SpecError", "Polarity", "Role", "Part", "PartKind",
+        "count_tokens", "message_tokens", "request_for", "result_from_return", "Fact", "FactKind", "Fate", "HarnessError", "InfraError", "InvalidArgument", "KindDef", "PathError", "SpecError", "Polarity", "Role", "Part", "PartKind", "ATTACHMENTS",
         "SchemaError", "Status", "ToolCall", "Transcript", "Turn", "__version__", "define_kind", "defined_kinds",
         "dumps", "kind_def", "live_facts", "load", "loads", "to_messages", "transcript_from_dict", "transcript_to_dict",
         "undefine_kind",

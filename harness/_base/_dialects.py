@@ -18,8 +18,10 @@ Responses assistant message and the function calls right after it read back as o
 
 An assistant turn's opaque parts (``harness.Part``) go where the dialect has them: reasoning as Anthropic
 ``thinking`` (or ``redacted_thinking``, when it has no text) blocks first in the message, or as a Responses
-``reasoning`` item before the turn's items; a compaction part as a Responses ``compaction`` item. Chat has
-no place for either and drops them; Anthropic drops compaction parts (``DROPPED_PARTS``).
+``reasoning`` item before the turn's items; a compaction part as a Responses ``compaction`` item. A user
+turn's or a tool result's attachments (images and documents) go in its content (``harness._base._attachments``).
+Chat has no place for any of them in our rendering and drops them; Anthropic drops compaction parts
+(``DROPPED_PARTS``).
 """
 
 from __future__ import annotations
@@ -28,9 +30,11 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from harness._base._attachments import (ANTHROPIC_BLOCKS, RESPONSES_PARTS, anthropic_block, anthropic_part,
+                                        responses_content, responses_part)
 from harness._base._errors import MalformedResult, _short
 from harness._base._messages import to_messages
-from harness._base._model import Part, PartKind, Role, ToolCall, Turn
+from harness._base._model import ATTACHMENTS, Part, PartKind, Role, ToolCall, Turn
 
 __all__ = ["DIALECTS", "DEFAULT_DIALECT", "render", "read", "merged_messages", "anthropic_message", "responses_turns",
            "system_text", "UNREAD_BLOCKS", "UNREAD_ITEMS", "DROPPED_PARTS"]
@@ -104,8 +108,10 @@ def _anthropic_body(turns: Sequence[Turn]) -> dict[str, Any]:
     for turn in turns:
         if turn.role is Role.SYSTEM:
             continue
+        attached = [anthropic_block(p) for p in turn.parts if p.kind in ATTACHMENTS]
         if turn.role is Role.TOOL:
-            block = {"type": "tool_result", "tool_use_id": turn.tool_call_id, "content": turn.text}
+            content = [*([{"type": "text", "text": turn.text}] if turn.text else []), *attached]
+            block = {"type": "tool_result", "tool_use_id": turn.tool_call_id, "content": content if attached else turn.text}
             last = messages[-1] if messages else None
             if last is not None and last["role"] == "user" and isinstance(last["content"], list) and all(
                     b["type"] == "tool_result" for b in last["content"]):
@@ -118,6 +124,9 @@ def _anthropic_body(turns: Sequence[Turn]) -> dict[str, Any]:
             blocks += [{"type": "tool_use", "id": c.id, "name": c.name, "input": _input_of(c.arguments)}
                        for c in turn.tool_calls]
             messages.append({"role": "assistant", "content": blocks})
+        elif attached:  # a user turn's images and documents before its text, as the API's examples put them
+            messages.append({"role": turn.role.value,
+                             "content": [*attached, *([{"type": "text", "text": turn.text}] if turn.text else [])]})
         else:
             messages.append({"role": turn.role.value, "content": turn.text})
     body: dict[str, Any] = {"messages": messages}
@@ -155,10 +164,18 @@ def _result_text(content: Any, where: str) -> str:
                 raise MalformedResult(f"{where}.content[{j}]: expected a block with a 'type', got {_short(block)}")
             if block["type"] == "text":
                 texts.append(_block_text(block, f"{where}.content[{j}]"))
-            elif block["type"] not in UNREAD_BLOCKS:
+            elif block["type"] not in (*UNREAD_BLOCKS, *ANTHROPIC_BLOCKS):
                 texts.append(_json_text(block, f"{where}.content[{j}]"))
         return "\n".join(texts)
     raise MalformedResult(f"{where}.content: expected a string, an object or a list of blocks, got {_short(content)}")
+
+
+def _result_parts(content: Any, where: str) -> tuple[Part, ...]:
+    """The images and documents of a tool result's content."""
+    if not isinstance(content, list):
+        return ()
+    return tuple(anthropic_part(block, f"{where}.content[{j}]") for j, block in enumerate(content)
+                 if block["type"] in ANTHROPIC_BLOCKS)
 
 
 def _json_text(value: Any, where: str) -> str:
@@ -202,7 +219,7 @@ def _anthropic_turns(body: Any) -> tuple[Turn, ...]:
 
 
 #: Blocks that carry nothing the oracles read (and that no dialect of ours carries on): skipped when read.
-UNREAD_BLOCKS = ("image", "document", "thinking", "redacted_thinking", "search_result", "container_upload")
+UNREAD_BLOCKS = ("thinking", "redacted_thinking", "search_result", "container_upload")
 #: Server-side tools (Anthropic runs them): the call in the assistant's content, its result right after it in the
 #: same message, read as a call and its result. MCP connector blocks pair the same way.
 _SERVER_CALLS = ("server_tool_use", "mcp_tool_use")
@@ -236,8 +253,9 @@ def anthropic_message(message: Any, where: str) -> list[Turn]:
             turns.append(Turn(Role.ASSISTANT, "\n".join(texts), tuple(calls), parts=tuple(parts)))
             calls.clear()
             parts.clear()
-        elif texts:
-            turns.append(Turn(Role(role), "\n".join(texts)))
+        elif texts or parts:
+            turns.append(Turn(Role(role), "\n".join(texts), parts=tuple(parts)))
+            parts.clear()
         texts.clear()
 
     for j, block in enumerate(content):
@@ -257,11 +275,14 @@ def anthropic_message(message: Any, where: str) -> list[Turn]:
             if not isinstance(call_id, str) or not call_id:
                 raise MalformedResult(f"{at}.tool_use_id: a {kind} needs a non-empty string, got {_short(call_id)}")
             flush()
-            turns.append(Turn(Role.TOOL, _result_text(block.get("content"), at), (), call_id))
+            turns.append(Turn(Role.TOOL, _result_text(block.get("content"), at), (), call_id,
+                              _result_parts(block.get("content"), at)))
         elif role == "assistant" and kind in ("thinking", "redacted_thinking"):
             _check_unread(block, kind, at)  # a thinking block without its signature is refused by the API
             parts.append(Part(PartKind.REASONING, block["signature"], block["thinking"]) if kind == "thinking"
                          else Part(PartKind.REASONING, block["data"]))
+        elif kind in ANTHROPIC_BLOCKS:
+            parts.append(anthropic_part(block, at))
         elif kind in UNREAD_BLOCKS:
             _check_unread(block, kind, at)  # carries nothing the oracles read, but must be a block the API takes
         else:
@@ -302,14 +323,18 @@ def merged_messages(body: dict[str, Any]) -> list[dict[str, Any]]:
 def _responses_items(turns: Sequence[Turn]) -> list[dict[str, Any]]:
     items: list[dict[str, Any]] = []
     for turn in turns:
+        attached = [responses_content(p) for p in turn.parts if p.kind in ATTACHMENTS]
         if turn.role is Role.TOOL:
-            items.append({"type": "function_call_output", "call_id": turn.tool_call_id, "output": turn.text})
+            output = [*([{"type": "input_text", "text": turn.text}] if turn.text else []), *attached]
+            items.append({"type": "function_call_output", "call_id": turn.tool_call_id,
+                          "output": output if attached else turn.text})
             continue
-        items += [_opaque_item(p) for p in turn.parts]
-        if turn.text or not (turn.tool_calls or turn.parts):
+        items += [_opaque_item(p) for p in turn.parts if p.kind not in ATTACHMENTS]
+        if turn.text or attached or not (turn.tool_calls or turn.parts):
             part = "output_text" if turn.role is Role.ASSISTANT else "input_text"
             items.append({"type": "message", "role": turn.role.value,
-                          "content": [{"type": part, "text": turn.text}]})
+                          "content": [*([{"type": part, "text": turn.text}] if turn.text or not attached else []),
+                                      *attached]})
         items += [{"type": "function_call", "call_id": c.id, "name": c.name, "arguments": c.arguments}
                   for c in turn.tool_calls]
     return items
@@ -412,13 +437,14 @@ def responses_turns(items: Any) -> list[tuple[Turn, int]]:
             if role not in ("system", "developer", "user", "assistant"):
                 raise MalformedResult(f"{where}.role: expected system, developer, user or assistant, got {_short(role)}")
             turns.append(Turn(Role.SYSTEM if role == "developer" else Role(role), _message_text(item, where),
-                              parts=tuple(pending)))
+                              parts=(*pending, *_content_parts(item.get("content"), f"{where}.content"))))
             pending.clear()
         elif _output_item(kind):
             call_id = item.get("call_id")
             if not isinstance(call_id, str) or not call_id:
                 raise MalformedResult(f"{where}.call_id: a {kind} needs a non-empty string, got {_short(call_id)}")
-            turns.append(Turn(Role.TOOL, _output_text(item.get("output"), f"{where}.output"), (), call_id))
+            turns.append(Turn(Role.TOOL, _output_text(item.get("output"), f"{where}.output"), (), call_id,
+                              _content_parts(item.get("output"), f"{where}.output")))
         elif _call_item(kind) and "call_id" in item:
             call = ToolCall(_nonempty(item, "call_id", kind, where), _call_name(item, kind, where),
                             _call_input(item, kind, where))
@@ -483,6 +509,14 @@ def _check_json(text: str, where: str) -> None:
         json.loads(text)
     except ValueError as exc:
         raise MalformedResult(f"{where}: expected JSON text, got {_short(text)} ({exc.msg})") from None
+
+
+def _content_parts(content: Any, where: str) -> tuple[Part, ...]:
+    """The images and files of a message's content (or a call output's list of parts)."""
+    if not isinstance(content, list):
+        return ()
+    return tuple(responses_part(part, f"{where}[{j}]") for j, part in enumerate(content)
+                 if isinstance(part, dict) and part.get("type") in RESPONSES_PARTS)
 
 
 def _output_text(output: Any, where: str) -> str:

@@ -19,6 +19,7 @@ __all__ = [
     "Role",
     "Part",
     "PartKind",
+    "ATTACHMENTS",
     "FactKind",
     "Polarity",
     "Status",
@@ -95,17 +96,25 @@ class ToolCall:
 
 
 class PartKind(StrEnum):
-    """Provider content of an assistant turn that no oracle reads as text and that must go back byte-exact."""
+    """Provider content of a turn that no oracle reads as text and that must go back byte-exact."""
 
     REASONING = "reasoning"  # Anthropic thinking (text and signature) or redacted thinking; an OpenAI reasoning item
     COMPACTION = "compaction"  # an OpenAI compaction item: opaque, standing for the context the server compacted
+    IMAGE = "image"  # an image a user turn or a tool result attaches
+    DOCUMENT = "document"  # a document (a PDF) a user turn or a tool result attaches
+
+
+#: The parts a user turn or a tool result attaches (the others are an assistant turn's).
+ATTACHMENTS = frozenset({PartKind.IMAGE, PartKind.DOCUMENT})
 
 
 @dataclass(frozen=True, slots=True)
 class Part:
-    """An opaque piece of an assistant turn: ``data`` is the signature or encrypted content the provider checks
-    (any edit makes it refuse the request), ``text`` the readable reasoning where there is any, ``id`` the
-    provider's item id where it has one. Chat has no place for parts and drops them (``harness._base._dialects``)."""
+    """An opaque piece of a turn. For reasoning and compaction (an assistant turn's): ``data`` is the signature or
+    encrypted content the provider checks (any edit makes it refuse the request), ``text`` the readable reasoning
+    where there is any, ``id`` the provider's item id where it has one. For an attachment (an image or a document
+    of a user turn or a tool result): ``data`` is its base64 content, ``text`` its media type and ``id`` the name
+    the conversation calls it by. Chat has no place for parts and drops them (``harness._base._dialects``)."""
 
     kind: PartKind
     data: str
@@ -120,7 +129,8 @@ class Part:
 class Turn:
     """One message. A tool turn answers the call named by ``tool_call_id``.
 
-    ``parts`` (assistant turns only) are opaque provider content, outside equality and the token count: a turn
+    ``parts`` are opaque provider content (reasoning and compaction on assistant turns, attachments on user and
+    tool turns), outside equality and the token count: a turn
     a compactor kept is the same turn whether or not a dialect could carry its parts, and the oracles judge
     the parts apart (``provider-valid``)."""
 
@@ -138,8 +148,11 @@ class Turn:
             raise InvalidArgument(f"only assistant turns make tool calls, not role={self.role.value!r}")
         if (self.tool_call_id is not None) != (self.role is Role.TOOL):
             raise InvalidArgument("a tool turn needs tool_call_id, and only a tool turn may have one")
-        if self.parts and self.role is not Role.ASSISTANT:
-            raise InvalidArgument(f"only assistant turns carry reasoning or compaction parts, not role={self.role.value!r}")
+        for part in self.parts:
+            if (part.kind in ATTACHMENTS) != (self.role in (Role.USER, Role.TOOL)):
+                raise InvalidArgument(f"a {self.role.value} turn cannot carry a {part.kind.value} part: reasoning and "
+                                      "compaction are an assistant turn's, images and documents a user turn's or a "
+                                      "tool result's")
 
 
 @dataclass(frozen=True, slots=True)

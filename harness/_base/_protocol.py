@@ -23,8 +23,7 @@ import functools
 import hashlib
 import inspect
 import json
-import types
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,6 +33,9 @@ from harness._base._kinds import kind_def
 from harness._base._codec import fact_to_dict
 from harness._base._messages import to_messages, turn_to_record
 from harness._base._model import Consumer, Fact, Part, PartKind, Role, ToolCall, Turn
+from harness._base._versions import (MESSAGES_PROTOCOL_VERSION, PROTOCOL_CHANGES, PROTOCOL_VERSIONS,
+                                     RICH_PROTOCOL_VERSION, ProtocolChange, changes_since, declared_version,
+                                     known_versions, version_warning)
 
 __all__ = [
     "RICH_PROTOCOL_VERSION",
@@ -62,12 +64,6 @@ __all__ = [
 ]
 
 PROTOCOLS = ("messages", "rich")
-RICH_PROTOCOL_VERSION = 3
-#: The messages protocol's own version: the shape ``fn(messages, budget)`` is given and answers in.
-MESSAGES_PROTOCOL_VERSION = 2
-#: The version of each protocol this harness speaks (a bump wants an entry in ``PROTOCOL_CHANGES``).
-PROTOCOL_VERSIONS: Mapping[str, int] = types.MappingProxyType(
-    {"messages": MESSAGES_PROTOCOL_VERSION, "rich": RICH_PROTOCOL_VERSION})
 
 # OpenAI's newer name for the system role; both arrive from the chat APIs teams use.
 _ROLE_ALIASES = {"developer": Role.SYSTEM}
@@ -99,7 +95,7 @@ class CompactionRequest:
         version = self.protocol_version
         if isinstance(version, bool) or not isinstance(version, int) or not 1 <= version <= RICH_PROTOCOL_VERSION:
             raise InvalidArgument(f"protocol_version={version!r}: expected a rich protocol version this harness "
-                                  f"knows, {_known('rich')}")
+                                  f"knows, {known_versions('rich')}")
 
     def messages(self) -> list[dict[str, Any]]:
         return to_messages(self.turns)
@@ -602,98 +598,3 @@ def _binds(signature: inspect.Signature, arguments: tuple) -> bool:
     except TypeError:
         return False
     return True
-
-
-# -- versions: what changed for a compactor's author ----------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class ProtocolChange:
-    """One version of a protocol as a compactor's author meets it: what it added, and what it changed the
-    meaning of (what a compactor written before it can get wrong while still running)."""
-
-    protocol: str
-    version: int
-    added: tuple[str, ...] = ()
-    changed: tuple[str, ...] = ()
-
-
-#: Every version of each protocol, oldest first: the changelog (docs/reference/protocol-changes.md quotes each
-#: line and says more) and what a run warns a compactor written for an older version about.
-PROTOCOL_CHANGES: tuple[ProtocolChange, ...] = (
-    ProtocolChange("messages", 1, added=(
-        "fn(messages, budget) is given chat messages and a token budget, and returns chat messages or one string",
-        "with --dialect, the messages come as an Anthropic Messages body or OpenAI Responses items, "
-        "and the answer is read in the same shape",
-        "on the wire, each request says its protocol_version",
-    )),
-    ProtocolChange("messages", 2, added=(
-        "in the anthropic and openai-responses dialects, assistant messages carry the provider's opaque parts: "
-        "thinking and redacted_thinking blocks, reasoning items and compaction items; pass each back byte-exact, "
-        "keep the reasoning of a call still awaiting its result, and keep a compaction item",
-    )),
-    ProtocolChange("rich", 1, added=(
-        "fn(request) is given a CompactionRequest: the turns, the budget, and the live obligations as tags",
-        "it returns a CompactionResult: messages, and optionally a structured ledger and a self_report",
-    )),
-    ProtocolChange("rich", 2, added=(
-        "the request says the digest tier it writes (tier), who reads the result (consumers), how many leading "
-        "turns are the previous compaction's output (previous_output), the provider dialect the context goes to "
-        "(dialect) and its own protocol_version",
-        "the result may carry a recovery marker (marker), an edit journal (journal) and the invariant classes "
-        "the compactor verified (verified)",
-        "a retraction or supersession tag names the kind of the fact it ended (detail target_kind)",
-    ), changed=(
-        "an in_flight_call tag whose detail mode is background is a background job: its literal is the job "
-        "handle, not a call id; the call that started the job is already answered by its placeholder, so "
-        "carry the handle as text or a ledger entry and never rebuild a tool call with the handle as its id",
-    )),
-    ProtocolChange("rich", 3, added=(
-        "a Turn may carry opaque parts (Turn.parts: harness.Part, kind reasoning or compaction) when the dialect is "
-        "anthropic or openai-responses; keep a kept turn's parts byte-exact, and on the wire they are each "
-        "message's parts",
-    )),
-)
-
-
-def _known(protocol: str) -> str:
-    """The versions of ``protocol`` this harness knows, as a message says them."""
-    latest = PROTOCOL_VERSIONS[protocol]
-    return f"version {latest}" if latest == 1 else f"versions 1 to {latest}"
-
-
-def changes_since(protocol: str, version: int) -> tuple[ProtocolChange, ...]:
-    """The versions of ``protocol`` after ``version``, oldest first: what a compactor written for it has not seen."""
-    return tuple(c for c in PROTOCOL_CHANGES if c.protocol == protocol and c.version > version)
-
-
-def declared_version(fn: Callable[..., Any], protocol: str, *, spec: str | None = None) -> int | None:
-    """The version of ``protocol`` that ``fn`` says it was written for (``fn.compaction_protocol_version``), or
-    None when it says none. A version this harness does not know raises ``SpecError``: a compactor written
-    for changes the harness has never heard of would be judged by rules it was not written for."""
-    value = getattr(fn, "compaction_protocol_version", None)
-    if value is None:
-        return None
-    where = f"{f'summarizer {spec!r}: ' if spec else ''}compaction_protocol_version = {value!r}"
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise SpecError(f"{where}: expected a whole number, a {protocol} protocol version ({_known(protocol)})")
-    if value > PROTOCOL_VERSIONS[protocol]:
-        raise SpecError(f"{where} is newer than this harness knows: it speaks the {protocol} protocol "
-                        f"{_known(protocol)}; upgrade compaction-harness, or declare the version the compactor "
-                        f"was written for")
-    return value
-
-
-def version_warning(protocol: str, declared: int | None) -> str | None:
-    """What a run says of a compactor written for an older version of its protocol: each later version's
-    changed meanings, then its additions (``PROTOCOL_CHANGES``). None when it declared none, or the current one."""
-    current = PROTOCOL_VERSIONS[protocol]
-    if declared is None or declared >= current:
-        return None
-    said = []
-    for change in changes_since(protocol, declared):
-        said += [f"Version {change.version} changed: {'; '.join(change.changed)}."] if change.changed else []
-        said += [f"Version {change.version} added: {'; '.join(change.added)}."] if change.added else []
-    return (f"the summarizer was written for {protocol} protocol version {declared} (compaction_protocol_version = "
-            f"{declared}); this harness speaks version {current}. {' '.join(said)} See the protocol changes page "
-            f"(reference/protocol-changes.md).")

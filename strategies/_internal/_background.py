@@ -200,7 +200,10 @@ def _units(log: SessionLog) -> tuple[Unit, ...]:
             group.clear()
 
     for logged in log.turns:
-        turn = logged.turn
+        # A team's attachments and reasoning are not filler: generated sources carry their own (``_parts``).
+        turn = replace(logged.turn, parts=()) if logged.turn.parts else logged.turn
+        if turn.role is Role.USER and not turn.text:  # a user message that was only an image
+            continue
         if turn.role is Role.TOOL:
             pending = [c.id for c in group[0].tool_calls] if group else []
             for answered in group[1:]:

@@ -1,11 +1,12 @@
-"""Opaque provider parts on a generated transcript: the reasoning a provider signs or encrypts, and a
-compaction item, as Anthropic and OpenAI Responses histories carry them.
+"""Opaque provider parts on a generated transcript: the reasoning a provider signs or encrypts, a compaction
+item, and the images and documents users and tools attach, as Anthropic and OpenAI Responses histories carry
+them.
 
 A compactor must pass these back byte-exact (the provider checks the signature or decrypts the content and
-refuses an edit), keep the reasoning of a call still awaiting its result, and keep a compaction item, which
-stands for everything before it. The parts are drawn from the transcript's seed, never from text, so the
-same transcript always carries the same parts; they change no text and no token count, so every ground truth
-stays as it was.
+refuses an edit), keep the reasoning of a call still awaiting its result, keep a compaction item, which stands
+for everything before it, and keep the attachments of a message it keeps word for word. The parts are drawn
+from the transcript's seed, never from text, so the same transcript always carries the same parts; they change
+no text and no token count, so every ground truth stays as it was.
 """
 
 from __future__ import annotations
@@ -17,13 +18,19 @@ import hashlib
 from harness._base._model import Part, PartKind, Role, Transcript
 from harness.strategies._internal import _phrasing as P
 
-__all__ = ["with_provider_parts", "REDACTED_EVERY", "PART_DIALECTS"]
+__all__ = ["with_provider_parts", "REDACTED_EVERY", "ATTACHED_EVERY", "PART_DIALECTS"]
 
 #: The dialects whose histories carry these parts: a run in one of them generates sources with them.
 PART_DIALECTS = ("anthropic", "openai-responses")
 
 #: Every this many reasoning parts one is redacted (Anthropic's redacted_thinking: data, no text).
 REDACTED_EVERY = 4
+
+#: One user turn or tool result in this many carries an attachment (an image, or every third one a document).
+ATTACHED_EVERY = 3
+
+#: What an attachment is, by kind: its media type and the name's extension.
+_MEDIA = {PartKind.IMAGE: ("image/png", "png"), PartKind.DOCUMENT: ("application/pdf", "pdf")}
 
 
 def _opaque(seed: int, index: int, what: str, size: int = 48) -> str:
@@ -32,12 +39,29 @@ def _opaque(seed: int, index: int, what: str, size: int = 48) -> str:
     return base64.b64encode(digest).decode()[:size]
 
 
+def _drawn(seed: int, index: int) -> int:
+    """A number drawn from the seed for turn ``index``, unrelated to the turn's place in a call's pattern."""
+    return hashlib.sha256(f"attach:{seed}:{index}".encode()).digest()[0]
+
+
+def _attachment(seed: int, index: int, count: int) -> Part:
+    """An image (every third one a document) named as a user would name the file."""
+    kind = PartKind.DOCUMENT if count % 3 == 0 else PartKind.IMAGE
+    media, extension = _MEDIA[kind]
+    stem = P.pick(P.ATTACHMENT_NAMES, seed + index)
+    return Part(kind, _opaque(seed, index, kind.value, 64), media, f"{stem}-{index}.{extension}")
+
+
 def with_provider_parts(transcript: Transcript) -> Transcript:
     """``transcript`` with a reasoning part on every assistant turn that makes a call (and on every third one
-    that only speaks), and a compaction part on its first assistant turn that speaks."""
+    that only speaks), a compaction part on its first assistant turn that speaks, and an attachment on one user
+    turn or tool result in ``ATTACHED_EVERY``."""
     seed = transcript.seed or 0
-    turns, reasoned, compacted = list(transcript.turns), 0, False
+    turns, reasoned, compacted, attached = list(transcript.turns), 0, False, 0
     for i, turn in enumerate(turns):
+        if turn.role in (Role.USER, Role.TOOL) and _drawn(seed, i) % ATTACHED_EVERY == 0:
+            attached += 1
+            turns[i] = dataclasses.replace(turn, parts=(_attachment(seed, i, attached),))
         if turn.role is not Role.ASSISTANT:
             continue
         parts: list[Part] = []

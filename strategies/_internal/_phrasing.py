@@ -208,6 +208,9 @@ REASONING = (
     "That answers the question; moving on.",
 )
 
+#: The stem of an attached file's name (``harness.Part`` of kind image or document).
+ATTACHMENT_NAMES = ("screenshot", "error-dialog", "design-spec", "stack-trace", "dashboard", "invoice", "diagram")
+
 JOB_OUTCOMES = (
     "{job}: finished, {name} ok.",
     "job {job} completed; {name} returned success.",

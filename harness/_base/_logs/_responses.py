@@ -11,7 +11,7 @@ from typing import Any
 
 from harness._base._dialects import responses_turns
 from harness._base._errors import MalformedResult, SchemaError
-from harness._base._model import Role, Turn
+from harness._base._model import ATTACHMENTS, Role, Turn
 from harness._base._logs._records import LoggedTurn, SessionLog, left_out_of, malformed
 
 __all__ = ["RESPONSES_ITEM_TYPES", "is_responses_item", "responses_items_of", "read_responses_items"]
@@ -61,10 +61,11 @@ def read_responses_items(items: list[Any], *, source: str, field: str = "", inst
         at_source, at_field = where(index) if index is not None else (source, field)
         raise malformed(MalformedResult(rest), at_source, at_field) from None
     for turn, i in read_turns:
-        if turn.parts:  # a team's reasoning and compaction items are not filler: generated sources carry their own
+        opaque = [p for p in turn.parts if p.kind not in ATTACHMENTS]
+        if opaque:  # a team's reasoning and compaction items are not filler: generated sources carry their own
             if not (turn.text or turn.tool_calls):
                 continue
-            turn = dataclasses.replace(turn, parts=())
+            turn = dataclasses.replace(turn, parts=tuple(p for p in turn.parts if p.kind in ATTACHMENTS))
         at_source, at_field = where(i)
         field_ = at_field or "<root>"
         tie = ".".join(p for p in (at_field, "call_id") if p) if turn.role is Role.TOOL else field_ if turn.tool_calls else ""

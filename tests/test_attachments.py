@@ -1,0 +1,146 @@
+"""Images and documents on user turns and tool results (``harness.Part`` of kind image or document).
+
+Each provider dialect writes them where its API has them and reads them back byte-exact; chat drops them; generated
+sources in the provider dialects carry them; and ``provider-valid`` holds a compactor to them: an attachment in the
+context is byte-exact one it was given (``attachment-intact``), and a message kept word for word keeps its
+attachments (``attachment-kept``), while a message that says in other words that its image is gone, or a message
+dropped whole, is not held to it."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from harness import InvalidArgument, Part, PartKind, Role, ToolCall, Transcript, Turn
+from harness._base._dialects import read, render
+from harness._base._protocol import CompactionRequest, CompactionResult
+from harness.oracles import Case, select
+from harness.strategies import PART_DIALECTS, with_provider_parts
+
+SHOT = Part(PartKind.IMAGE, "iVBORw0KGgoAAAANSUhEUgAAAAEAAAAB", "image/png", "error-dialog.png")
+SPEC = Part(PartKind.DOCUMENT, "JVBERi0xLjQKJcfsj6IKNSAwIG9iago=", "application/pdf", "design-spec.pdf")
+CALL = ToolCall("call_1", "take_screenshot", "{}")
+SOURCE = (Turn(Role.USER, "The build page shows this error; what does it say?", parts=(SHOT,)),
+          Turn(Role.ASSISTANT, "Let me look at the page myself.", (CALL,)),
+          Turn(Role.TOOL, "captured", (), "call_1", (SPEC,)),
+          Turn(Role.USER, "And the spec?"))
+
+
+def _attachments(turns) -> list[tuple]:
+    return [(t.role, p.kind, p.data, p.text) for t in turns for p in t.parts]
+
+
+@pytest.mark.parametrize("dialect", PART_DIALECTS)
+def test_each_provider_dialect_writes_the_attachments_and_reads_them_back_byte_exact(dialect):
+    back = read(render(SOURCE, dialect), dialect)
+    assert back == SOURCE
+    assert _attachments(back) == _attachments(SOURCE)
+
+
+def test_anthropic_names_a_document_but_not_an_image_and_responses_names_a_file_but_not_an_image():
+    anthropic = read(render(SOURCE, "anthropic"), "anthropic")
+    responses = read(render(SOURCE, "openai-responses"), "openai-responses")
+    assert [p.id for t in anthropic for p in t.parts] == ["", "design-spec.pdf"]
+    assert [p.id for t in responses for p in t.parts] == ["", "design-spec.pdf"]
+
+
+def test_the_shapes_are_the_apis():
+    body = render(SOURCE, "anthropic")
+    first, result = body["messages"][0]["content"], body["messages"][2]["content"][0]
+    assert first[0] == {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": SHOT.data}}
+    assert first[1] == {"type": "text", "text": SOURCE[0].text}
+    assert result["content"][1]["type"] == "document" and result["content"][1]["title"] == "design-spec.pdf"
+    items = render(SOURCE, "openai-responses")
+    assert items[0]["content"][1] == {"type": "input_image", "image_url": f"data:image/png;base64,{SHOT.data}",
+                                      "detail": "auto"}
+    output = next(i for i in items if i["type"] == "function_call_output")["output"]
+    assert output[1] == {"type": "input_file", "filename": "design-spec.pdf",
+                         "file_data": f"data:application/pdf;base64,{SPEC.data}"}
+
+
+def test_an_attachment_given_by_reference_reads_as_its_reference():
+    anthropic = {"messages": [{"role": "user", "content": [
+        {"type": "image", "source": {"type": "url", "url": "https://example.invalid/a.png"}},
+        {"type": "document", "source": {"type": "file", "file_id": "file_123"}, "title": "notes"}]}]}
+    (turn,) = read(anthropic, "anthropic")
+    assert [(p.kind, p.data, p.text, p.id) for p in turn.parts] == [
+        (PartKind.IMAGE, "https://example.invalid/a.png", "url", ""), (PartKind.DOCUMENT, "file_123", "file", "notes")]
+    responses = [{"type": "message", "role": "user", "content": [{"type": "input_file", "file_id": "file_9"}]}]
+    (turn,) = read(responses, "openai-responses")
+    assert [(p.data, p.text) for p in turn.parts] == [("file_9", "")]
+
+
+def test_an_image_block_without_a_source_is_a_malformed_answer_naming_where():
+    from harness._base._errors import MalformedResult
+
+    with pytest.raises(MalformedResult, match=r"messages\[0\]\.content\[0\]\.source"):
+        read({"messages": [{"role": "user", "content": [{"type": "image"}]}]}, "anthropic")
+
+
+def test_chat_drops_attachments_and_a_turn_that_was_only_an_image():
+    only = Turn(Role.USER, "", parts=(SHOT,))
+    messages = render((*SOURCE, only), "chat")
+    assert len(messages) == len(SOURCE)
+    assert all(isinstance(m["content"], str) for m in messages if m["role"] != "assistant")
+
+
+def test_attachments_belong_to_user_and_tool_turns_and_reasoning_to_assistant_turns():
+    with pytest.raises(InvalidArgument, match="assistant turn cannot carry a image part"):
+        Turn(Role.ASSISTANT, "Here.", parts=(SHOT,))
+    with pytest.raises(InvalidArgument, match="user turn cannot carry a reasoning part"):
+        Turn(Role.USER, "Hi.", parts=(Part(PartKind.REASONING, "c2ln", "thinking"),))
+
+
+def _rules(dialect: str, result_turns) -> list[str]:
+    (check,) = [o.check for o in select() if o.id == "provider-valid"]
+    request = CompactionRequest(SOURCE, 400, dialect=dialect)
+    case = Case(Transcript(turns=SOURCE), len(SOURCE), 400, CompactionResult(tuple(result_turns)), request=request)
+    return [f.detail.split(":")[0].split()[-1] for f in check(case)]
+
+
+@pytest.mark.parametrize("dialect", PART_DIALECTS)
+def test_a_message_kept_word_for_word_without_its_image_is_caught_and_every_honest_way_passes(dialect):
+    assert _rules(dialect, SOURCE) == []
+    assert _rules(dialect, (Turn(Role.USER, "(earlier: a screenshot)"), *SOURCE[1:])) == []  # dropped whole
+    said_gone = Turn(Role.USER, SOURCE[0].text + "\n[the screenshot error-dialog.png was removed]")
+    assert _rules(dialect, (said_gone, *SOURCE[1:])) == []
+    stripped = dataclasses.replace(SOURCE[0], parts=())
+    assert _rules(dialect, (stripped, *SOURCE[1:])) == ["attachment-kept"]
+    result_stripped = dataclasses.replace(SOURCE[2], parts=())
+    assert _rules(dialect, (*SOURCE[:2], result_stripped, SOURCE[3])) == ["attachment-kept"]
+
+
+@pytest.mark.parametrize("dialect", PART_DIALECTS)
+def test_an_attachment_cut_or_retyped_is_caught(dialect):
+    cut = dataclasses.replace(SOURCE[0], parts=(dataclasses.replace(SHOT, data=SHOT.data[:-4]),))
+    assert _rules(dialect, (cut, *SOURCE[1:])) == ["attachment-intact", "attachment-kept"]
+    retyped = dataclasses.replace(SOURCE[2], parts=(dataclasses.replace(SPEC, text="image/jpeg"),))
+    assert _rules(dialect, (*SOURCE[:2], retyped, SOURCE[3])) == ["attachment-intact", "attachment-kept"]
+
+
+def test_a_message_whose_text_another_given_message_shares_without_attachments_is_given_the_benefit_of_the_doubt():
+    twin = Turn(Role.USER, SOURCE[0].text)  # the same words, sent again without the image
+    given = (*SOURCE, twin)
+    (check,) = [o.check for o in select() if o.id == "provider-valid"]
+    case = Case(Transcript(turns=given), len(given), 400, CompactionResult((twin,)),
+                request=CompactionRequest(given, 400, dialect="anthropic"))
+    assert list(check(case)) == []
+
+
+def test_chat_judges_no_attachments():
+    assert _rules("chat", (dataclasses.replace(SOURCE[0], parts=()), *SOURCE[1:])) == []
+
+
+def test_generated_sources_attach_images_and_documents_to_user_turns_and_tool_results_from_the_seed():
+    turns = tuple(Turn(Role.USER if i % 3 == 0 else Role.ASSISTANT if i % 3 == 1 else Role.TOOL, f"turn {i}",
+                       (ToolCall(f"c{i}", "f", "{}"),) if i % 3 == 1 else (), f"c{i - 1}" if i % 3 == 2 else None)
+                  for i in range(30))
+    source = with_provider_parts(Transcript(turns=turns, seed=11))
+    attached = [(i, t.role, p) for i, t in enumerate(source.turns) for p in t.parts if p.kind in (PartKind.IMAGE,
+                                                                                                   PartKind.DOCUMENT)]
+    assert {role for _, role, _ in attached} == {Role.USER, Role.TOOL}
+    assert {p.kind for _, _, p in attached} == {PartKind.IMAGE, PartKind.DOCUMENT}
+    assert all(p.id.endswith((".png", ".pdf")) and p.text in ("image/png", "application/pdf") for _, _, p in attached)
+    assert with_provider_parts(Transcript(turns=turns, seed=11)).turns[attached[0][0]].parts == attached[0][2:]
+    assert source.turns == turns  # no text changes: every ground truth stays as it was
