@@ -51,3 +51,30 @@ def test_every_module_of_each_source_folder_is_in_the_wheel(wheel_names, folder)
 def test_the_bundled_prompt_is_packaged(wheel_names):
     prompts = {path.name for path in (ROOT / "harness" / "summarizers").glob("*.txt")}
     assert prompts and {f"harness/summarizers/{name}" for name in prompts} <= wheel_names
+
+
+#: The extras (pyproject.toml's optional dependencies) the main job must run without: the README's first command
+#: installs none of them.
+EXTRAS = ("yaml", "playwright", "xmlschema", "mkdocs", "material", "langchain_core", "llama_index", "redis", "atheris")
+
+_WITHOUT_EXTRAS = f'''
+import sys
+from importlib.abc import MetaPathFinder
+
+class Absent(MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in {EXTRAS!r}:
+            raise ModuleNotFoundError(f"No module named {{name!r}}", name=name)
+        return None
+
+sys.meta_path.insert(0, Absent())
+from harness._app.cli._entry import main
+sys.exit(main(["run", "--examples", "5", "--seed", "1", "--quiet"]))
+'''
+
+
+def test_the_main_job_runs_without_any_extra(tmp_path):
+    done = subprocess.run([sys.executable, "-c", _WITHOUT_EXTRAS], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 1, done.stderr  # the bundled example's findings, not a missing module (exit 2)
+    assert "No module named" not in done.stderr
