@@ -8,6 +8,7 @@ from typing import Any
 
 from harness._base._files import DEFAULT_MAX_FILE_MB, parse_json, read_json_file
 from harness._base._kinds import read_kind
+from harness._base._messages import part_record
 from harness._base._model import (
     SCHEMA_VERSION,
     Consumer,
@@ -36,7 +37,7 @@ def _turn_to_dict(turn: Turn) -> dict[str, Any]:
     if turn.tool_call_id is not None:
         out["tool_call_id"] = turn.tool_call_id
     if turn.parts:  # only when there are some: older readers never see the key
-        out["parts"] = [{"kind": p.kind.value, "data": p.data, "text": p.text, "id": p.id} for p in turn.parts]
+        out["parts"] = [part_record(p) for p in turn.parts]
     return out
 
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from harness._base._model import Transcript, Turn
+from harness._base._model import Part, Transcript, Turn
 
-__all__ = ["to_messages", "turn_to_message", "turn_to_record"]
+__all__ = ["to_messages", "turn_to_message", "turn_to_record", "part_record"]
 
 
 def turn_to_message(turn: Turn) -> dict[str, Any]:
@@ -31,8 +31,13 @@ def turn_to_record(turn: Turn) -> dict[str, Any]:
     parts (``harness.Part``) under ``parts`` when it has any. Never what a chat summarizer is handed."""
     message = turn_to_message(turn)
     if turn.parts:
-        message["parts"] = [{"kind": p.kind.value, "data": p.data, "text": p.text, "id": p.id} for p in turn.parts]
+        message["parts"] = [part_record(p) for p in turn.parts]
     return message
+
+
+def part_record(part: Part) -> dict[str, str]:
+    """A part as every file and wire of ours writes it (a transcript's JSON, a request's messages)."""
+    return {"kind": part.kind.value, "data": part.data, "text": part.text, "id": part.id}
 
 
 def to_messages(source: Transcript | Sequence[Turn], start: int = 0, stop: int | None = None) -> list[dict[str, Any]]:
