@@ -245,7 +245,7 @@ def test_every_option_of_every_command_is_in_the_built_site(site):
 
 def test_no_generated_marker_is_left_in_the_site(site):
     text = _site_text(site)
-    assert "<!-- generated:" not in text
+    assert "<!-- generated:" not in text and "<!-- end generated:" not in text
     assert "threshold-exact" in (site / "reference" / "oracles" / "index.html").read_text(encoding="utf-8")
 
 
@@ -253,6 +253,8 @@ def test_an_unknown_generated_section_is_an_error():
     generator = _load_generator()
     with pytest.raises(ValueError, match="unknown generated section 'nope'"):
         generator.render_markers("a\n<!-- generated: nope -->\nb", "page.md")
+    with pytest.raises(ValueError, match="unknown generated section 'nope'"):
+        generator.write_sections("a\n<!-- generated: nope -->\nb\n<!-- end generated: nope -->\n", "page.md")
 
 
 def test_the_generated_cli_reference_follows_the_parser(monkeypatch):

@@ -1,29 +1,54 @@
-"""MkDocs hook: the reference pages that must never drift from the code are written at build time.
+"""The reference sections that must never drift from the code, written into the pages by one command.
 
-A page asks for a generated section with a marker line, ``<!-- generated: NAME -->``; the hook replaces it
-with the Markdown that ``SECTIONS[NAME]`` returns, drawn from the code itself:
+A page holds each generated section between two marker lines, so GitHub shows it too and it can be rewritten:
+
+    <!-- generated: NAME -->
+
+    ...the Markdown that ``SECTIONS[NAME]`` returns...
+
+    <!-- end generated: NAME -->
+
+``python docs/_hooks/generate.py --write`` rewrites what lies between the markers of every page under docs/ (the
+hand-written text around them stays); ``--check`` only says which sections are stale. To add a section, write
+the start marker alone and run ``--write``. tests/test_reference_pages.py fails while a committed section differs
+from what the code generates now, and names the command. The sections, drawn from the code itself:
 
 - ``cli``: every command of ``compaction-harness`` and every option of each, from the argparse parsers;
 - ``exit-codes``: the exit codes, from ``ExitCode`` and the comment beside each member;
-- ``oracles``: the oracle catalogue, from the registry (id, scope, severity, reference, docstring, and the
-  bundled mutant built to break each);
+- ``oracles``: the built-in oracle catalogue, from the registry (id, scope, severity, reference, docstring, and
+  the bundled mutant built to break each);
 - ``kinds``: every built-in fact kind, from its ``KindDef`` (literals, polarity, fates, the detail keys a
-  generated fact carries, the ones a correct ledger keeps, and the sentence the correct compactors write).
+  generated fact carries, the ones a correct ledger keeps, and the sentence the correct compactors write);
+- ``prose-rules``: every ``ProseRules`` setting, its default and the comment that explains it.
 
-A marker that names no section fails the build, and so does a page that keeps a marker unreplaced. The
-functions are plain (no MkDocs import), so the tests call them too.
+The output depends on nothing but the code: no widths from the terminal (the CLI section formats the parsers
+itself, not with argparse's formatter, whose wrapping follows ``COLUMNS`` and whose layout changes between
+Python versions), no paths, no dates. As an MkDocs hook the same functions render each section afresh at build
+time, markers dropped, so the site always matches the code; a marker naming no section fails the build, and
+so does a malformed pair. The functions are plain (no MkDocs import), so the tests call them too.
 """
 
-from __future__ import annotations
-
+# No ``from __future__ import annotations``: the tests load this file by path without registering it in
+# sys.modules, and dataclasses cannot resolve string annotations of a module that is not there.
 import argparse
+import difflib
 import inspect
 import io
 import re
+import sys
 import tokenize
 from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
 
-_MARKER = re.compile(r"^<!-- generated: ([a-z-]+) -->$", re.M)
+#: The command that rewrites the generated sections; every staleness message names it.
+REGENERATE = "python docs/_hooks/generate.py --write"
+
+_DOCS = Path(__file__).resolve().parent.parent
+_ROOT = _DOCS.parent
+_START = re.compile(r"^<!-- generated: ([a-z-]+) -->$")
+_END = re.compile(r"^<!-- end generated: ([a-z-]+) -->$")
+_USAGE_WIDTH = 90  # fixed, so the usage lines wrap the same on every machine
 
 
 def _cell(text: str) -> str:
@@ -46,20 +71,85 @@ def _commands(parser: argparse.ArgumentParser, prefix: str) -> list[tuple[str, a
     return found
 
 
-def _option_rows(parser: argparse.ArgumentParser) -> list[tuple[str, str]]:
-    formatter = parser._get_formatter()
-    rows = []
+def _shown(action: argparse.Action) -> bool:
+    return action.help is not argparse.SUPPRESS and action.help != argparse.SUPPRESS
+
+
+def _metavar(action: argparse.Action) -> str | tuple[str, ...]:
+    """What argparse would call the action's value: its metavar, its choices, or its dest."""
+    if action.metavar is not None:
+        return action.metavar
+    if action.choices is not None:
+        choices = sorted(action.choices) if isinstance(action.choices, (set, frozenset)) else action.choices
+        return "{" + ",".join(str(c) for c in choices) + "}"
+    return action.dest.upper() if action.option_strings else action.dest
+
+
+def _value(action: argparse.Action) -> str:
+    """The action's value as usage shows it (``X``, ``[X]``, ``X [X ...]``, ``COMMAND ...``), by its nargs."""
+    metavar = _metavar(action)
+    names = list(metavar) if isinstance(metavar, tuple) else [metavar]
+    name = names[0]
+    nargs = action.nargs
+    if nargs is None:
+        return name
+    if nargs == argparse.OPTIONAL:
+        return f"[{name}]"
+    if nargs == argparse.ZERO_OR_MORE:
+        return f"[{name} ...]"
+    if nargs == argparse.ONE_OR_MORE:
+        return f"{name} [{names[-1]} ...]"
+    if nargs == argparse.PARSER:
+        return f"{name} ..."
+    if nargs == argparse.REMAINDER:
+        return "..."
+    if isinstance(nargs, int):
+        return " ".join(names[i] if len(names) == nargs else name for i in range(nargs))
+    return name
+
+
+def _invocation(action: argparse.Action) -> str:
+    """How the table names an argument: ``FILE``, ``--inline``, ``-o, --output FILE``."""
+    if not action.option_strings:
+        metavar = _metavar(action)
+        return " ".join(metavar) if isinstance(metavar, tuple) else metavar
+    options = ", ".join(action.option_strings)
+    return options if action.nargs == 0 else f"{options} {_value(action)}"
+
+
+def _usage(command: str, parser: argparse.ArgumentParser) -> str:
+    """The usage line, wrapped at a fixed width under the command, optionals first as argparse puts them."""
+    parts = []
     for action in parser._actions:
-        if isinstance(action, (argparse._SubParsersAction, argparse._HelpAction)):
-            continue
-        invocation = formatter._format_action_invocation(action)
-        meaning = formatter._expand_help(action) if action.help else ""
-        if action.required and action.option_strings:
-            meaning = f"required. {meaning}"
-        if action.option_strings and isinstance(action, argparse._AppendAction):
-            meaning = f"{meaning} (may be given more than once)" if "repeatable" not in meaning else meaning
-        rows.append((invocation, meaning))
-    return rows
+        if action.option_strings and _shown(action):
+            part = action.option_strings[0] + ("" if action.nargs == 0 else f" {_value(action)}")
+            parts.append(part if action.required else f"[{part}]")
+    parts.extend(_value(action) for action in parser._actions if not action.option_strings and _shown(action))
+    prefix = f"usage: {command}"
+    lines, line, empty = [], prefix, True
+    for part in parts:
+        if not empty and len(line) + 1 + len(part) > _USAGE_WIDTH:
+            lines.append(line)
+            line, empty = " " * len(prefix), True
+        line, empty = f"{line} {part}", False
+    lines.append(line)
+    return "\n".join(lines)
+
+
+def _meaning(action: argparse.Action, prog: str) -> str:
+    """The help text, its ``%(default)s``-style fields filled in as argparse fills them."""
+    text = action.help or ""
+    if "%" in text:
+        params = {name: value for name, value in vars(action).items() if value is not argparse.SUPPRESS}
+        params = {name: getattr(value, "__name__", value) for name, value in params.items()}
+        if params.get("choices") is not None:
+            params["choices"] = ", ".join(str(c) for c in params["choices"])
+        text = text % {**params, "prog": prog}
+    if action.required and action.option_strings:
+        text = f"required. {text}"
+    if action.option_strings and isinstance(action, argparse._AppendAction) and "repeatable" not in text:
+        text = f"{text} (may be given more than once)"
+    return text
 
 
 def cli_reference() -> str:
@@ -74,9 +164,9 @@ def cli_reference() -> str:
         if summary:
             sentence = summary[0].upper() + summary[1:]
             out.append(sentence + ("" if sentence.endswith(("?", ".")) else ".") + "\n")
-        usage = parser.format_usage().strip()
-        out.append(f"```text\n{usage}\n```\n")
-        rows = _option_rows(parser)
+        out.append(f"```text\n{_usage(command, parser)}\n```\n")
+        rows = [(_invocation(action), _meaning(action, command)) for action in parser._actions
+                if _shown(action) and not isinstance(action, (argparse._SubParsersAction, argparse._HelpAction))]
         if rows:
             out.append("| argument or option | meaning |\n| --- | --- |")
             out.extend(f"| `{_cell(inv)}` | {_cell(meaning)} |" for inv, meaning in rows)
@@ -113,13 +203,14 @@ def oracle_catalogue() -> str:
     from harness.summarizers import mutants
 
     breakers = {**mutants.MUTANTS, **mutants.SESSION_MUTANTS}
-    registered = oracles.registered()
+    # The built-in ones only: a test or a team that registered its own in this process does not change the page.
+    registered = [o for o in oracles.registered() if o.check.__module__.startswith("harness.")]
     out = ["| id | scope | severity | reference | checks |", "| --- | --- | --- | --- | --- |"]
     for o in registered:
         out.append(f"| [`{o.id}`](#{o.id}) | {o.scope} | {o.severity.value} | {_cell(o.reference)} | {_cell(o.summary)} |")
     out.append("")
     for o in registered:
-        out.append(f"## `{o.id}` {{#{o.id}}}\n")
+        out.append(f"## `{o.id}`\n")  # its anchor, #ID, is the same on GitHub and in the site
         doc = inspect.getdoc(o.check) or o.summary
         out.append(doc + "\n")
         facts = [f"scope: **{o.scope}**", f"severity: **{o.severity.value}**", f"reference: {o.reference}"]
@@ -256,15 +347,137 @@ SECTIONS: dict[str, Callable[[], str]] = {
 }
 
 
+# -- the pages ----------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Region:
+    """One generated section of a page: from the start of its start marker line to the end of its end marker
+    line (``closed``), or the start marker alone, a section not generated yet."""
+
+    name: str
+    start: int
+    end: int
+    body: str  # what lies between the marker lines, as committed
+    closed: bool
+
+
+@dataclass(frozen=True)
+class Stale:
+    """A committed section that differs from what the code generates now."""
+
+    page: str
+    section: str
+    why: str
+    diff: str  # the first lines of a unified diff, committed to generated
+
+    def message(self) -> str:
+        return (f"{self.page}: the generated section {self.section!r} is stale ({self.why}); run `{REGENERATE}` "
+                f"and commit the page\n{self.diff}")
+
+
+def regions(markdown: str, where: str = "<page>") -> list[Region]:
+    """The generated sections of a page, in order. A start marker followed by another start marker (or by the
+    end of the page) stands alone; an end marker that closes no section, or closes another one, is an error,
+    and so is a section whose name ``SECTIONS`` does not know."""
+    found: list[Region] = []
+    open_name, open_at, body_at = None, 0, 0
+    offset = 0
+    for number, line in enumerate(markdown.splitlines(keepends=True), 1):
+        text = line.rstrip("\r\n")
+        if start := _START.match(text):
+            if start.group(1) not in SECTIONS:
+                raise ValueError(f"{where}:{number}: unknown generated section {start.group(1)!r}; known: "
+                                 f"{', '.join(sorted(SECTIONS))}")
+            if open_name is not None:
+                found.append(Region(open_name, open_at, body_at, "", False))
+            open_name, open_at, body_at = start.group(1), offset, offset + len(line)
+        elif end := _END.match(text):
+            if end.group(1) != open_name:
+                raise ValueError(f"{where}:{number}: {text} closes no open section"
+                                 + (f" (the open one is {open_name!r})" if open_name else ""))
+            found.append(Region(open_name, open_at, offset + len(line), markdown[body_at:offset], True))
+            open_name = None
+        offset += len(line)
+    if open_name is not None:
+        found.append(Region(open_name, open_at, body_at, "", False))
+    return found
+
+
+def generated(name: str) -> str:
+    """The section as a page holds it between its markers: a blank line, the Markdown, a blank line."""
+    lines = [line.rstrip() for line in SECTIONS[name]().strip("\n").splitlines()]
+    return "\n" + "\n".join(lines) + "\n\n"
+
+
+def _replace(markdown: str, where: str, block: Callable[[str], str]) -> str:
+    out, at = [], 0
+    for region in regions(markdown, where):
+        out.append(markdown[at:region.start])
+        out.append(block(region.name))
+        at = region.end
+    out.append(markdown[at:])
+    return "".join(out)
+
+
+def write_sections(markdown: str, where: str = "<page>") -> str:
+    """The page with every section (a lone start marker too) regenerated between its markers."""
+    return _replace(markdown, where,
+                    lambda name: f"<!-- generated: {name} -->\n{generated(name)}<!-- end generated: {name} -->\n")
+
+
 def render_markers(markdown: str, where: str = "<page>") -> str:
-    """The page with each marker replaced by its generated section; an unknown marker is an error."""
-    def replace(match: re.Match) -> str:
-        name = match.group(1)
-        if name not in SECTIONS:
-            raise ValueError(f"{where}: unknown generated section {name!r}; known: {', '.join(sorted(SECTIONS))}")
-        return SECTIONS[name]()
-    return _MARKER.sub(replace, markdown)
+    """The page as the site shows it: every section generated afresh, its marker lines dropped."""
+    return _replace(markdown, where, generated)
+
+
+def pages() -> list[Path]:
+    """Every Markdown page under docs/ that holds a generated section, sorted."""
+    return sorted(path for path in _DOCS.rglob("*.md") if any(_START.match(line) for line in
+                                                             path.read_text(encoding="utf-8").splitlines()))
+
+
+def stale_sections(paths: list[Path] | None = None) -> list[Stale]:
+    """The sections whose committed text is not what the code generates now (a lone start marker included)."""
+    stale = []
+    for path in pages() if paths is None else paths:
+        page = path.relative_to(_ROOT).as_posix() if path.is_relative_to(_ROOT) else str(path)
+        for region in regions(path.read_text(encoding="utf-8"), page):
+            fresh = generated(region.name)
+            if not region.closed or region.body != fresh:
+                committed = region.body if region.closed else "(nothing: the start marker stands alone)\n"
+                diff = list(difflib.unified_diff(committed.splitlines(), fresh.splitlines(), "committed",
+                                                 "generated now", n=1, lineterm=""))
+                why = "the code changed since it was written" if region.closed else "it was never written"
+                stale.append(Stale(page, region.name, why, "\n".join(diff[:40] + (["..."] if len(diff) > 40 else []))))
+    return stale
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``--write`` rewrites the stale sections of the pages; ``--check`` lists them and exits 1 if any."""
+    parser = argparse.ArgumentParser(prog="python docs/_hooks/generate.py",
+                                     description="Write the generated reference sections into the pages under docs/.")
+    mode = parser.add_mutually_exclusive_group(required=True)
+    mode.add_argument("--write", action="store_true", help="regenerate every section between its markers")
+    mode.add_argument("--check", action="store_true", help="only list the stale sections (exit 1 if any)")
+    args = parser.parse_args(argv)
+    stale = stale_sections()
+    if args.check:
+        for found in stale:
+            print(found.message(), file=sys.stderr)
+        print(f"{len(stale)} stale section(s) in {len(pages())} page(s)")
+        return 1 if stale else 0
+    for page in sorted({found.page for found in stale}):
+        path = _ROOT / page
+        path.write_text(write_sections(path.read_text(encoding="utf-8"), page), encoding="utf-8")
+        print(f"wrote {page} ({', '.join(found.section for found in stale if found.page == page)})")
+    if not stale:
+        print(f"every generated section of {len(pages())} page(s) is current")
+    return 0
 
 
 def on_page_markdown(markdown, page, config, files, **kwargs):  # MkDocs's hook
     return render_markers(markdown, page.file.src_path)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
