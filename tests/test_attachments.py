@@ -9,6 +9,7 @@ dropped whole, is not held to it."""
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 
 import pytest
 
@@ -144,3 +145,39 @@ def test_generated_sources_attach_images_and_documents_to_user_turns_and_tool_re
     assert all(p.id.endswith((".png", ".pdf")) and p.text in ("image/png", "application/pdf") for _, _, p in attached)
     assert with_provider_parts(Transcript(turns=turns, seed=11)).turns[attached[0][0]].parts == attached[0][2:]
     assert source.turns == turns  # no text changes: every ground truth stays as it was
+
+
+BLIND = Path(__file__).resolve().parent / "fixtures" / "attachment_compactors.py"  # a helper's, from the API shapes only
+
+
+@pytest.mark.parametrize("function, dialect, rule", [
+    ("anthropic_window_keeps_attachments", "anthropic", None),
+    ("anthropic_marks_removed_images", "anthropic", None),
+    ("anthropic_strips_images", "anthropic", "attachment-kept"),
+    ("anthropic_downscales_images", "anthropic", "attachment-intact"),
+    ("responses_window_keeps_attachments", "openai-responses", None),
+    ("responses_strips_files", "openai-responses", "attachment-kept"),
+    ("responses_reencodes_images", "openai-responses", "attachment-intact"),
+])
+def test_compactors_written_blind_from_the_api_shapes_are_judged_by_the_attachment_rule_they_break(function, dialect,
+                                                                                                  rule):
+    from harness._app.running._options import RunConfig
+    from harness._app.running._run import run
+
+    result = run(RunConfig.of(f"{BLIND}:{function}", examples=30, seed=3, quiet=True, isolation="inline",
+                              dialect=dialect, only=("provider-valid", "tool-pairing")))
+    assert not result.infra_errors
+    assert {f.detail.split(":")[0].split()[-1] for f in result.failures} == ({rule} if rule else set()), [
+        f.detail for f in result.failures]
+    assert all(len(f.transcript.turns) <= 4 for f in result.failures)
+
+
+def test_the_blind_compactors_pass_their_own_selfcheck():
+    """The helper's own checks of its fixtures (written apart from the oracles): each does what it says."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, str(BLIND.with_name("attachment_compactors_selfcheck.py"))],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "selfcheck: OK" in done.stdout
