@@ -26,7 +26,10 @@ compaction items), every part in the context is one the compactor was given, byt
 awaiting its result keeps the reasoning its source turn had (``reasoning-with-call``: Anthropic refuses a
 pending tool use without its thinking block, OpenAI a function call without its reasoning item); and a
 Responses compaction item, which stands for all the context before it, is kept (``compaction-kept``).
-Attachments (images and documents of user turns and tool results) are the same: each in the context is
+An approval request still waiting for a person's answer is kept byte-exact (``approval-pending-kept``), and an
+approval comes after the request it answers (``approval-after-request``): Responses refuses an
+``mcp_approval_response`` whose request it cannot find. Attachments (images and documents of user turns and
+tool results) are held like the opaque parts: each in the context is
 byte-exact one the compactor was given (``attachment-intact``), and a message kept word for word keeps them
 (``attachment-kept``: the model would otherwise answer a turn about a picture it no longer has; a message that
 says in other words that its image is gone is not kept word for word).
@@ -82,6 +85,9 @@ RULES: dict[str, dict[str, str]] = {
         "attachment-kept": _ATTACHMENT_KEPT,
         "reasoning-with-call": "a function_call awaiting its output keeps the reasoning item its source turn had",
         "compaction-kept": "every compaction item the compactor was given kept (it stands for the context before it)",
+        "approval-pending-kept": "every approval request the compactor was given still waiting for its answer kept, "
+                                 "byte-exact",
+        "approval-after-request": "each mcp_approval_response after the mcp_approval_request it answers",
         "output-after-call": "each function_call_output after its function_call",
         "call-answered": "each function_call answered by a function_call_output (unless no message item follows it)",
     },
@@ -172,6 +178,7 @@ def _uses(message: dict[str, Any]) -> set[str]:
 
 def _responses(items: list[dict[str, Any]]) -> Iterator[Problem]:
     called: set[str] = set()
+    requested: set[str] = set()
     answered = {item["call_id"] for item in items if item["type"] == "function_call_output"}
     last_message = max((i for i, item in enumerate(items) if item["type"] == "message"), default=-1)
     for i, item in enumerate(items):
@@ -183,6 +190,11 @@ def _responses(items: list[dict[str, Any]]) -> Iterator[Problem]:
         elif item["type"] == "function_call_output" and item["call_id"] not in called:
             yield Problem("output-after-call", i, f"item [{i}] is the function_call_output of {item['call_id']}, "
                           "with no function_call before it", item["call_id"])
+        elif item["type"] == "mcp_approval_request":
+            requested.add(item["id"])
+        elif item["type"] == "mcp_approval_response" and item["approval_request_id"] not in requested:
+            yield Problem("approval-after-request", i, f"item [{i}] answers approval request "
+                          f"{item['approval_request_id']}, which no mcp_approval_request before it makes")
 
 
 @oracle("provider-valid", reference="field reports")
@@ -238,7 +250,12 @@ def _opaque_parts(case: Case, dialect: str) -> Iterator[Problem]:
                               f"reasoning its turn was given with ({len(lost)} part(s) lost)", call.id)
     yield from _attachments_lost(case, dialect)
     held = {_part_key(p, dialect) for t in turns for p in t.parts}
+    answered_approvals = {p.id for p in given if p.kind is PartKind.APPROVAL}
     for part in given:
+        if part.kind is PartKind.APPROVAL_REQUEST and part.id not in answered_approvals and \
+                _part_key(part, dialect) not in held:
+            yield Problem("approval-pending-kept", 0, f"approval request {part.id} ({part.text}) was waiting for a "
+                          "person's answer and is gone: the answer, when it comes, answers nothing")
         if part.kind is PartKind.COMPACTION and _part_key(part, dialect) not in held:
             yield Problem("compaction-kept", 0, f"the compaction item {part.id or part.data[:24]} the compactor was "
                           "given is gone, and with it the context it stood for")

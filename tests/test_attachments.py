@@ -87,9 +87,9 @@ def test_chat_drops_attachments_and_a_turn_that_was_only_an_image():
 
 
 def test_attachments_belong_to_user_and_tool_turns_and_reasoning_to_assistant_turns():
-    with pytest.raises(InvalidArgument, match="assistant turn cannot carry a image part"):
+    with pytest.raises(InvalidArgument, match="role 'assistant' cannot carry a part of kind 'image'"):
         Turn(Role.ASSISTANT, "Here.", parts=(SHOT,))
-    with pytest.raises(InvalidArgument, match="user turn cannot carry a reasoning part"):
+    with pytest.raises(InvalidArgument, match="role 'user' cannot carry a part of kind 'reasoning'"):
         Turn(Role.USER, "Hi.", parts=(Part(PartKind.REASONING, "c2ln", "thinking"),))
 
 

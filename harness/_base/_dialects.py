@@ -19,9 +19,10 @@ Responses assistant message and the function calls right after it read back as o
 An assistant turn's opaque parts (``harness.Part``) go where the dialect has them: reasoning as Anthropic
 ``thinking`` (or ``redacted_thinking``, when it has no text) blocks first in the message, or as a Responses
 ``reasoning`` item before the turn's items; a compaction part as a Responses ``compaction`` item. A user
-turn's or a tool result's attachments (images and documents) go in its content (``harness._base._attachments``).
-Chat has no place for any of them in our rendering and drops them; Anthropic drops compaction parts
-(``DROPPED_PARTS``).
+turn's or a tool result's attachments (images and documents) go in its content (``harness._base._part_shapes``).
+A Responses assistant turn's approval requests go after its items as ``mcp_approval_request`` items, and a user
+turn's approvals before its message as ``mcp_approval_response`` items. Chat has no place for any of them in our
+rendering and drops them; Anthropic drops compaction parts and approvals (``DROPPED_PARTS``).
 """
 
 from __future__ import annotations
@@ -30,8 +31,9 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from harness._base._attachments import (ANTHROPIC_BLOCKS, RESPONSES_PARTS, anthropic_block, anthropic_part,
-                                        responses_content, responses_part)
+from harness._base._part_shapes import (ANTHROPIC_BLOCKS, RESPONSES_PARTS, anthropic_block, anthropic_part,
+                                        approval_item, approval_part, opaque_item, opaque_part, responses_content,
+                                        responses_part)
 from harness._base._errors import MalformedResult, _short
 from harness._base._messages import to_messages
 from harness._base._model import ATTACHMENTS, Part, PartKind, Role, ToolCall, Turn
@@ -43,8 +45,11 @@ DIALECTS = ("chat", "anthropic", "openai-responses")
 DEFAULT_DIALECT = "chat"
 
 #: The parts each dialect has no place for: written without them, so a compactor never sees them there.
-DROPPED_PARTS = {"chat": frozenset(PartKind), "anthropic": frozenset({PartKind.COMPACTION}),
+DROPPED_PARTS = {"chat": frozenset(PartKind),
+                 "anthropic": frozenset({PartKind.COMPACTION, PartKind.APPROVAL_REQUEST, PartKind.APPROVAL}),
                  "openai-responses": frozenset()}
+#: The parts a Responses turn writes as items of their own before its message (and calls), and after them.
+_ITEMS_BEFORE = (PartKind.REASONING, PartKind.COMPACTION, PartKind.APPROVAL)
 
 #: Where the arguments of a call whose JSON text is not an object go in a ``tool_use`` ``input``.
 _RAW_ARGUMENTS = "arguments"
@@ -329,7 +334,8 @@ def _responses_items(turns: Sequence[Turn]) -> list[dict[str, Any]]:
             items.append({"type": "function_call_output", "call_id": turn.tool_call_id,
                           "output": output if attached else turn.text})
             continue
-        items += [_opaque_item(p) for p in turn.parts if p.kind not in ATTACHMENTS]
+        items += [approval_item(p) if p.kind is PartKind.APPROVAL else opaque_item(p) for p in turn.parts
+                  if p.kind in _ITEMS_BEFORE]
         if turn.text or attached or not (turn.tool_calls or turn.parts):
             part = "output_text" if turn.role is Role.ASSISTANT else "input_text"
             items.append({"type": "message", "role": turn.role.value,
@@ -337,30 +343,8 @@ def _responses_items(turns: Sequence[Turn]) -> list[dict[str, Any]]:
                                       *attached]})
         items += [{"type": "function_call", "call_id": c.id, "name": c.name, "arguments": c.arguments}
                   for c in turn.tool_calls]
+        items += [approval_item(p) for p in turn.parts if p.kind is PartKind.APPROVAL_REQUEST]
     return items
-
-
-def _opaque_item(part: Part) -> dict[str, Any]:
-    """A part as the Responses item carrying it: a reasoning item (its text as the summary) or a compaction item."""
-    if part.kind is PartKind.COMPACTION:
-        return {"type": "compaction", "id": part.id, "encrypted_content": part.data}
-    summary = [{"type": "summary_text", "text": part.text}] if part.text else []
-    return {"type": "reasoning", "id": part.id, "summary": summary, "encrypted_content": part.data}
-
-
-def _opaque_part(item: dict[str, Any], kind: str, where: str) -> Part:
-    """A reasoning or compaction item as a part: its encrypted content is what the API checks, so it must be there."""
-    data, item_id = item.get("encrypted_content") or "", item.get("id", "")  # a stored item may go by its id alone
-    if not isinstance(data, str):
-        raise MalformedResult(f"{where}.encrypted_content: expected a string, got {_short(data)}")
-    if not isinstance(item_id, str):
-        raise MalformedResult(f"{where}.id: expected a string, got {_short(item_id)}")
-    if kind == "compaction":
-        return Part(PartKind.COMPACTION, data, "", item_id)
-    summary = item.get("summary") or []
-    if not isinstance(summary, list) or any(not isinstance(s, dict) or not isinstance(s.get("text"), str) for s in summary):
-        raise MalformedResult(f"{where}.summary: expected a list of summary_text parts, got {_short(summary)}")
-    return Part(PartKind.REASONING, data, "\n".join(s["text"] for s in summary), item_id)
 
 
 _PARTS = {"input_text", "output_text", "text", "refusal"}
@@ -385,10 +369,9 @@ def _message_text(item: dict[str, Any], where: str) -> str:
     return "\n".join(texts)
 
 
-#: Items that carry nothing the oracles read (reasoning, an opaque compaction, a reference to an earlier item):
-#: skipped when read. ``mcp_list_tools`` and approvals are bookkeeping of a connector, not the conversation.
-UNREAD_ITEMS = ("compaction_summary", "item_reference", "ghost_snapshot", "mcp_list_tools",
-                "mcp_approval_request", "mcp_approval_response")
+#: Items that carry nothing the oracles read (a summary, a reference to an earlier item): skipped when read.
+#: ``mcp_list_tools`` is bookkeeping of a connector, not the conversation.
+UNREAD_ITEMS = ("compaction_summary", "item_reference", "ghost_snapshot", "mcp_list_tools")
 #: Opaque items read as parts of the assistant turn they precede (``harness.Part``).
 _OPAQUE_ITEMS = ("reasoning", "compaction")
 #: The fields of a call item that say what it asked for, tried in order (``function_call`` has ``arguments``).
@@ -420,25 +403,36 @@ def responses_turns(items: Any) -> list[tuple[Turn, int]]:
     turns: list[Turn] = []
     opened: list[int] = []  # per turn, the item it was read from (its first, for calls joined to one turn)
     pending: list[Part] = []  # reasoning and compaction items waiting for the assistant turn they precede
+    answers: list[Part] = []  # approvals waiting for the user message they precede
     for i, item in enumerate(items):
         opened += [i - 1] * (len(turns) - len(opened))  # the turns the item before this one opened
         where = f"items[{i}]"
         kind = item.get("type", "message" if isinstance(item, dict) and "role" in item else None) \
             if isinstance(item, dict) else None
-        assistant = kind == "message" and item.get("role") == "assistant" or (_call_item(kind) and "call_id" in item)
+        assistant = kind == "message" and item.get("role") == "assistant" or (_call_item(kind) and "call_id" in item) \
+            or kind == "mcp_approval_request"
         if pending and not assistant and kind not in _OPAQUE_ITEMS:  # nothing of the assistant's follows them
             turns.append(Turn(Role.ASSISTANT, "", parts=tuple(pending)))
             pending.clear()
             opened += [i - 1] * (len(turns) - len(opened))
+        if answers and kind != "mcp_approval_response" and not (kind == "message" and item.get("role") == "user"):
+            turns.append(Turn(Role.USER, "", parts=tuple(answers)))  # approvals no user message follows
+            answers.clear()
+            opened += [i - 1] * (len(turns) - len(opened))
         if kind in _OPAQUE_ITEMS:
-            pending.append(_opaque_part(item, kind, where))
+            pending.append(opaque_part(item, kind, where))
+        elif kind == "mcp_approval_response":
+            answers.append(approval_part(item, where))
+        elif kind == "mcp_approval_request":
+            _request_to(turns, pending, approval_part(item, where))
         elif kind == "message":
             role = item.get("role")
             if role not in ("system", "developer", "user", "assistant"):
                 raise MalformedResult(f"{where}.role: expected system, developer, user or assistant, got {_short(role)}")
             turns.append(Turn(Role.SYSTEM if role == "developer" else Role(role), _message_text(item, where),
-                              parts=(*pending, *_content_parts(item.get("content"), f"{where}.content"))))
+                              parts=(*pending, *answers, *_content_parts(item.get("content"), f"{where}.content"))))
             pending.clear()
+            answers.clear()
         elif _output_item(kind):
             call_id = item.get("call_id")
             if not isinstance(call_id, str) or not call_id:
@@ -468,8 +462,19 @@ def responses_turns(items: Any) -> list[tuple[Turn, int]]:
                                   f"its output, got {_short(kind)}")
     if pending:
         turns.append(Turn(Role.ASSISTANT, "", parts=tuple(pending)))
+    if answers:
+        turns.append(Turn(Role.USER, "", parts=tuple(answers)))
     opened += [len(items) - 1] * (len(turns) - len(opened))
     return list(zip(turns, opened))
+
+
+def _request_to(turns: list[Turn], pending: list[Part], request: Part) -> None:
+    """An approval request joins the assistant turn it follows (with the reasoning before it, if any)."""
+    if pending or not turns or turns[-1].role is not Role.ASSISTANT:
+        turns.append(Turn(Role.ASSISTANT, "", parts=(*pending, request)))
+        pending.clear()
+    else:
+        turns[-1] = Turn(Role.ASSISTANT, turns[-1].text, turns[-1].tool_calls, parts=(*turns[-1].parts, request))
 
 
 def _nonempty(item: dict[str, Any], key: str, kind: str, where: str) -> str:

@@ -102,10 +102,17 @@ class PartKind(StrEnum):
     COMPACTION = "compaction"  # an OpenAI compaction item: opaque, standing for the context the server compacted
     IMAGE = "image"  # an image a user turn or a tool result attaches
     DOCUMENT = "document"  # a document (a PDF) a user turn or a tool result attaches
+    APPROVAL_REQUEST = "approval_request"  # a tool call waiting for a person's approval (an MCP approval request)
+    APPROVAL = "approval"  # the person's answer to an approval request, on the user turn that gives it
 
 
-#: The parts a user turn or a tool result attaches (the others are an assistant turn's).
+#: The parts a user turn or a tool result attaches (the others are an assistant turn's, or an approval's).
 ATTACHMENTS = frozenset({PartKind.IMAGE, PartKind.DOCUMENT})
+
+#: The roles of the turns that may carry each kind of part.
+_PART_ROLES = {PartKind.REASONING: ("assistant",), PartKind.COMPACTION: ("assistant",),
+               PartKind.APPROVAL_REQUEST: ("assistant",), PartKind.APPROVAL: ("user",),
+               PartKind.IMAGE: ("user", "tool"), PartKind.DOCUMENT: ("user", "tool")}
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,7 +121,10 @@ class Part:
     encrypted content the provider checks (any edit makes it refuse the request), ``text`` the readable reasoning
     where there is any, ``id`` the provider's item id where it has one. For an attachment (an image or a document
     of a user turn or a tool result): ``data`` is its base64 content, ``text`` its media type and ``id`` the name
-    the conversation calls it by. Chat has no place for parts and drops them (``harness._base._dialects``)."""
+    the conversation calls it by. For an approval request (an assistant turn's): ``data`` is the call's JSON
+    arguments, ``text`` its tool's name and ``id`` the request's id; for the approval answering it (a user turn's):
+    ``data`` is ``approve`` or ``deny``, ``text`` the person's reason and ``id`` the request's id. Chat has no
+    place for parts and drops them (``harness._base._dialects``)."""
 
     kind: PartKind
     data: str
@@ -149,10 +159,11 @@ class Turn:
         if (self.tool_call_id is not None) != (self.role is Role.TOOL):
             raise InvalidArgument("a tool turn needs tool_call_id, and only a tool turn may have one")
         for part in self.parts:
-            if (part.kind in ATTACHMENTS) != (self.role in (Role.USER, Role.TOOL)):
-                raise InvalidArgument(f"a {self.role.value} turn cannot carry a {part.kind.value} part: reasoning and "
-                                      "compaction are an assistant turn's, images and documents a user turn's or a "
-                                      "tool result's")
+            if self.role.value not in _PART_ROLES[part.kind]:
+                raise InvalidArgument(f"a turn of role {self.role.value!r} cannot carry a part of kind "
+                                      f"{part.kind.value!r}: reasoning, "
+                                      "compaction and approval requests are an assistant turn's, an approval a user "
+                                      "turn's, images and documents a user turn's or a tool result's")
 
 
 @dataclass(frozen=True, slots=True)

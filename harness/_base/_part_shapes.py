@@ -1,5 +1,8 @@
-"""Images and documents as each provider's history writes them, and back: the attachments of a user turn or a
-tool result (``harness.Part`` of kind ``image`` or ``document``).
+"""Each provider part (``harness.Part``) as the dialect's history writes it, and back.
+
+Reasoning and compaction parts as Responses ``reasoning`` and ``compaction`` items; approval requests and
+approvals as Responses ``mcp_approval_request`` and ``mcp_approval_response`` items; and images and documents,
+the attachments of a user turn or a tool result:
 
 - Anthropic Messages: an ``image`` block, ``{"source": {"type": "base64", "media_type", "data"}}``, or a
   ``document`` block with the same source and a ``title`` (an image has no name there); in a user message
@@ -21,7 +24,10 @@ from harness._base._errors import MalformedResult, _short
 from harness._base._model import Part, PartKind
 
 __all__ = ["anthropic_block", "anthropic_part", "responses_content", "responses_part", "ANTHROPIC_BLOCKS",
-           "RESPONSES_PARTS"]
+           "RESPONSES_PARTS", "opaque_item", "opaque_part", "approval_item", "approval_part", "APPROVAL_SERVER"]
+
+#: The MCP server an approval request is written as coming from (Responses requires a label; none is read back).
+APPROVAL_SERVER = "tools"
 
 #: The Anthropic block types read as attachments, and the Responses content parts.
 ANTHROPIC_BLOCKS = {"image": PartKind.IMAGE, "document": PartKind.DOCUMENT}
@@ -77,3 +83,54 @@ def responses_part(content: dict[str, Any], where: str) -> Part:
     if value.startswith("data:") and sep:
         return Part(kind, data, media.removeprefix("data:"), name)
     return Part(kind, value, "", name)
+
+
+def opaque_item(part: Part) -> dict[str, Any]:
+    """A part as the Responses item carrying it: a reasoning item (its text as the summary) or a compaction item."""
+    if part.kind is PartKind.COMPACTION:
+        return {"type": "compaction", "id": part.id, "encrypted_content": part.data}
+    summary = [{"type": "summary_text", "text": part.text}] if part.text else []
+    return {"type": "reasoning", "id": part.id, "summary": summary, "encrypted_content": part.data}
+
+
+def opaque_part(item: dict[str, Any], kind: str, where: str) -> Part:
+    """A reasoning or compaction item as a part: its encrypted content is what the API checks, so it must be there."""
+    data, item_id = item.get("encrypted_content") or "", item.get("id", "")  # a stored item may go by its id alone
+    if not isinstance(data, str):
+        raise MalformedResult(f"{where}.encrypted_content: expected a string, got {_short(data)}")
+    if not isinstance(item_id, str):
+        raise MalformedResult(f"{where}.id: expected a string, got {_short(item_id)}")
+    if kind == "compaction":
+        return Part(PartKind.COMPACTION, data, "", item_id)
+    summary = item.get("summary") or []
+    if not isinstance(summary, list) or any(not isinstance(s, dict) or not isinstance(s.get("text"), str) for s in summary):
+        raise MalformedResult(f"{where}.summary: expected a list of summary_text parts, got {_short(summary)}")
+    return Part(PartKind.REASONING, data, "\n".join(s["text"] for s in summary), item_id)
+
+
+def approval_item(part: Part) -> dict[str, Any]:
+    """An approval request or an approval as the Responses item carrying it."""
+    if part.kind is PartKind.APPROVAL_REQUEST:
+        return {"type": "mcp_approval_request", "id": part.id, "server_label": APPROVAL_SERVER, "name": part.text,
+                "arguments": part.data}
+    return {"type": "mcp_approval_response", "approval_request_id": part.id, "approve": part.data == "approve",
+            **({"reason": part.text} if part.text else {})}
+
+
+def approval_part(item: dict[str, Any], where: str) -> Part:
+    """An ``mcp_approval_request`` or ``mcp_approval_response`` item as a part; the ids are what pairs them."""
+    if item["type"] == "mcp_approval_request":
+        fields = {key: item.get(key) for key in ("id", "name", "arguments")}
+        bad = [key for key, value in fields.items() if not isinstance(value, str) or (key != "arguments" and not value)]
+        if bad:
+            raise MalformedResult(f"{where}.{bad[0]}: an mcp_approval_request needs a non-empty string {bad[0]}, got "
+                                  f"{_short(fields[bad[0]])}")
+        return Part(PartKind.APPROVAL_REQUEST, fields["arguments"], fields["name"], fields["id"])
+    request_id, approve, reason = item.get("approval_request_id"), item.get("approve"), item.get("reason") or ""
+    if not isinstance(request_id, str) or not request_id:
+        raise MalformedResult(f"{where}.approval_request_id: expected the id of the request it answers, got "
+                              f"{_short(request_id)}")
+    if not isinstance(approve, bool) or not isinstance(reason, str):
+        raise MalformedResult(f"{where}: an mcp_approval_response needs approve (true or false) and an optional "
+                              f"reason (a string), got {_short(item)}")
+    return Part(PartKind.APPROVAL, "approve" if approve else "deny", reason, request_id)

@@ -56,6 +56,9 @@ PROTOCOL_CHANGES: tuple[ProtocolChange, ...] = (
         "documents (image and document blocks; input_image and input_file parts, a tool output as a list of parts); "
         "pass each back byte-exact, and a message kept word for word keeps its attachments (or says in its own "
         "words that they are gone)",
+        "in the openai-responses dialect, mcp_approval_request items follow an assistant's message and "
+        "mcp_approval_response items precede the user message that answers them; keep a request still waiting for "
+        "its answer byte-exact, and never keep an answer without its request",
     )),
     ProtocolChange("rich", 1, added=(
         "fn(request) is given a CompactionRequest: the turns, the budget, and the live obligations as tags",
@@ -83,6 +86,9 @@ PROTOCOL_CHANGES: tuple[ProtocolChange, ...] = (
         "base64 content, text the media type, id the file's name) in the anthropic and openai-responses dialects; "
         "keep them byte-exact, and a turn kept word for word keeps its attachments (or says in its own words that "
         "they are gone)",
+        "an assistant turn may carry an approval request and a user turn the approval answering it (harness.Part, "
+        "kind approval_request or approval, paired by id) in the openai-responses dialect; keep a request still "
+        "waiting for its answer byte-exact, and never an answer without its request",
     )),
 )
 

@@ -18,7 +18,8 @@ from collections.abc import Callable, Sequence
 from harness._base._errors import InvalidArgument
 from harness._base._kinds import kind_def
 from harness._base._messages import to_messages
-from harness._base._model import Fact, FactKind, Role, ToolCall, Turn
+from harness._base._dialects import DROPPED_PARTS
+from harness._base._model import Fact, FactKind, Part, PartKind, Role, ToolCall, Turn
 from harness._base._protocol import (
     CompactionRequest,
     CompactionResult,
@@ -28,7 +29,7 @@ from harness._base._protocol import (
 )
 
 __all__ = ["state", "Renderer", "prose_result", "narrative", "resolved_calls", "in_flight_calls", "tagged_calls",
-           "handle_turn", "node_id", "marker_for", "journal_for", "replay", "roll_back", "journal_reversible",
+           "handle_turn", "carried_parts", "node_id", "marker_for", "journal_for", "replay", "roll_back", "journal_reversible",
            "with_protocol2", "SELF_CHECKED"]
 
 Renderer = Callable[[Fact], str]
@@ -109,9 +110,23 @@ def tagged_calls(request: CompactionRequest) -> dict[str, Fact]:
             if f.kind is FactKind.IN_FLIGHT_CALL and f.detail("mode") != "background"}
 
 
-def handle_turn(calls: Sequence[ToolCall]) -> tuple[Turn, ...]:
-    """The assistant message re-attaching in-flight calls (none if there are none)."""
-    return (Turn(Role.ASSISTANT, "", tool_calls=tuple(calls)),) if calls else ()
+def handle_turn(calls: Sequence[ToolCall], request: CompactionRequest | None = None) -> tuple[Turn, ...]:
+    """The assistant message re-attaching in-flight calls, with the provider parts the request's dialect wants
+    carried (``carried_parts``); none if there is nothing to carry."""
+    parts = carried_parts(request, calls) if request is not None else ()
+    return (Turn(Role.ASSISTANT, "", tool_calls=tuple(calls), parts=parts),) if calls or parts else ()
+
+
+def carried_parts(request: CompactionRequest, calls: Sequence[ToolCall]) -> tuple[Part, ...]:
+    """What a provider needs kept of the parts of the turns a compactor replaces, byte-exact: every compaction
+    item, every approval request still waiting for its answer, and the reasoning of the turns that made
+    ``calls`` (a call carried without its reasoning is refused). Only what the request's dialect carries."""
+    ids = {c.id for c in calls}
+    answered = {p.id for t in request.turns for p in t.parts if p.kind is PartKind.APPROVAL}
+    kept = [p for t in request.turns for p in t.parts
+            if p.kind is PartKind.COMPACTION or (p.kind is PartKind.APPROVAL_REQUEST and p.id not in answered)
+            or (p.kind is PartKind.REASONING and any(c.id in ids for c in t.tool_calls))]
+    return tuple(p for p in dict.fromkeys(kept) if p.kind not in DROPPED_PARTS[request.dialect])
 
 
 def node_id(tier: int, messages: Sequence[Turn]) -> str:

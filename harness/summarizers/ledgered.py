@@ -27,7 +27,7 @@ def summarize(request: CompactionRequest) -> CompactionResult:
     ledger = tuple(LedgerEntry.verbatim(f) for f in request.tags)
     tagged = tagged_calls(request)
     untagged = tuple(c for c in in_flight_calls(request) if c.id not in tagged)
-    kept = handle_turn(untagged)
+    kept = handle_turn(untagged, request)
     # The narrative is the one part that may give way to the budget: to a stub, then to nothing.
     stories = ((Turn(Role.SYSTEM, narrative(request)),), (Turn(Role.SYSTEM, "Earlier turns summarized."),), ())
     story = next((s for s in stories if context_tokens((*s, *kept), ledger) <= request.budget), ())

@@ -70,7 +70,7 @@ def _prose(request: CompactionRequest, render=state, *, kept: tuple[Turn, ...] =
     """The prose compactor's rendering with its in-flight calls re-attached as structured calls, as the
     correct one does: a mutant about something else keeps its handles (``drops_call_id`` and
     ``unmarked_call``, which are about calls, use ``prose_result`` itself)."""
-    return prose_result(request, render, kept=kept + handle_turn(in_flight_calls(request)), **options)
+    return prose_result(request, render, kept=kept + handle_turn(in_flight_calls(request), request), **options)
 
 
 def _only(kind: FactKind, render):
@@ -164,7 +164,7 @@ def summary_after_pending_call(request: CompactionRequest) -> CompactionResult:
     """Re-attaches the pending call, then writes the summary after it: the call is no longer the last
     message, so its result cannot follow it and the provider refuses the request."""
     result = prose_result(request)
-    return CompactionResult((*handle_turn(in_flight_calls(request)), *result.messages))
+    return CompactionResult((*handle_turn(in_flight_calls(request), request), *result.messages))
 
 
 def invents_restriction(request: CompactionRequest) -> CompactionResult:
@@ -282,7 +282,7 @@ def _correct(request: CompactionRequest, render: Renderer = state, *, handles: b
     The self-report lists the tags stated unless given."""
     tags = request.tags if tags is None else tags
     stated = dataclasses.replace(request, tags=tags)
-    kept = handle_turn(in_flight_calls(request)) if handles else ()
+    kept = handle_turn(in_flight_calls(request), request) if handles else ()
     report = tuple(f.id for f in tags) if self_report is None else self_report
     return with_protocol2(request, prose_result(stated, render, kept=kept, preamble=preamble, self_report=report))
 

@@ -14,7 +14,7 @@ from harness.summarizers._render import handle_turn, in_flight_calls, prose_resu
 
 
 def summarize(request: CompactionRequest) -> CompactionResult:
-    result = prose_result(request, kept=handle_turn(in_flight_calls(request)),
+    result = prose_result(request, kept=handle_turn(in_flight_calls(request), request),
                           self_report=tuple(f.id for f in request.tags))
     return with_protocol2(request, result)
 

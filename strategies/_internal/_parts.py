@@ -14,11 +14,12 @@ from __future__ import annotations
 import base64
 import dataclasses
 import hashlib
+import json
 
 from harness._base._model import Part, PartKind, Role, Transcript
 from harness.strategies._internal import _phrasing as P
 
-__all__ = ["with_provider_parts", "REDACTED_EVERY", "ATTACHED_EVERY", "PART_DIALECTS"]
+__all__ = ["with_provider_parts", "REDACTED_EVERY", "ATTACHED_EVERY", "APPROVAL_EVERY", "PART_DIALECTS"]
 
 #: The dialects whose histories carry these parts: a run in one of them generates sources with them.
 PART_DIALECTS = ("anthropic", "openai-responses")
@@ -28,6 +29,10 @@ REDACTED_EVERY = 4
 
 #: One user turn or tool result in this many carries an attachment (an image, or every third one a document).
 ATTACHED_EVERY = 3
+
+#: One assistant turn in this many that speaks right before a user turn asks for an approval, which that user turn
+#: gives or refuses (Responses writes them as MCP approval items; Anthropic and chat drop them).
+APPROVAL_EVERY = 2
 
 #: What an attachment is, by kind: its media type and the name's extension.
 _MEDIA = {PartKind.IMAGE: ("image/png", "png"), PartKind.DOCUMENT: ("application/pdf", "pdf")}
@@ -54,14 +59,15 @@ def _attachment(seed: int, index: int, count: int) -> Part:
 
 def with_provider_parts(transcript: Transcript) -> Transcript:
     """``transcript`` with a reasoning part on every assistant turn that makes a call (and on every third one
-    that only speaks), a compaction part on its first assistant turn that speaks, and an attachment on one user
-    turn or tool result in ``ATTACHED_EVERY``."""
+    that only speaks), a compaction part on its first assistant turn that speaks, an attachment on one user
+    turn or tool result in ``ATTACHED_EVERY``, and an approval request on one assistant turn in
+    ``APPROVAL_EVERY`` that speaks right before a user turn, which that user turn answers."""
     seed = transcript.seed or 0
     turns, reasoned, compacted, attached = list(transcript.turns), 0, False, 0
     for i, turn in enumerate(turns):
         if turn.role in (Role.USER, Role.TOOL) and _drawn(seed, i) % ATTACHED_EVERY == 0:
             attached += 1
-            turns[i] = dataclasses.replace(turn, parts=(_attachment(seed, i, attached),))
+            turns[i] = turn = dataclasses.replace(turn, parts=(*turn.parts, _attachment(seed, i, attached)))
         if turn.role is not Role.ASSISTANT:
             continue
         parts: list[Part] = []
@@ -72,6 +78,20 @@ def with_provider_parts(transcript: Transcript) -> Transcript:
             reasoned += 1
             text = "" if reasoned % REDACTED_EVERY == 0 else P.pick(P.REASONING, seed + i)
             parts.append(Part(PartKind.REASONING, _opaque(seed, i, "reasoning"), text, f"rs_{_opaque(seed, i, 'rs', 12)}"))
+        if turn.text and i + 1 < len(turns) and turns[i + 1].role is Role.USER and _drawn(seed, -i) % APPROVAL_EVERY == 0:
+            request, answer = _approval(seed, i)
+            parts.append(request)
+            turns[i + 1] = dataclasses.replace(turns[i + 1], parts=(answer, *turns[i + 1].parts))
         if parts:
             turns[i] = dataclasses.replace(turn, parts=tuple(parts))
     return dataclasses.replace(transcript, turns=tuple(turns))
+
+
+def _approval(seed: int, index: int) -> tuple[Part, Part]:
+    """A call waiting for approval on turn ``index``, and the approval or refusal the next user turn gives."""
+    tool = P.pick(P.APPROVAL_TOOLS, seed + index)
+    target = P.pick(P.APPROVAL_TARGETS, seed + 2 * index)
+    verdict = "approve" if _drawn(seed, index + 7919) % 2 else "deny"
+    request_id = f"mcpr_{_opaque(seed, index, 'approval', 16)}".replace("+", "A").replace("/", "B")
+    return (Part(PartKind.APPROVAL_REQUEST, json.dumps({"target": target}), tool, request_id),
+            Part(PartKind.APPROVAL, verdict, P.pick(P.APPROVAL_REASONS[verdict], seed + index), request_id))

@@ -211,6 +211,11 @@ REASONING = (
 #: The stem of an attached file's name (``harness.Part`` of kind image or document).
 ATTACHMENT_NAMES = ("screenshot", "error-dialog", "design-spec", "stack-trace", "dashboard", "invoice", "diagram")
 
+#: Tools that wait for a person's approval (an MCP approval request), and what the person answers.
+APPROVAL_TOOLS = ("deploy_service", "delete_branch", "send_invoice", "rotate_api_key", "drop_table")
+APPROVAL_TARGETS = ("billing-api", "release/2.3", "INV-2041", "ci-deploy-key", "sessions_archive")
+APPROVAL_REASONS = {"approve": ("Go ahead.", ""), "deny": ("Not yet: wait for the review.", "No, leave it as it is.")}
+
 JOB_OUTCOMES = (
     "{job}: finished, {name} ok.",
     "job {job} completed; {name} returned success.",
