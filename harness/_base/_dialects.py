@@ -31,9 +31,9 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from harness._base._part_shapes import (ANTHROPIC_BLOCKS, RESPONSES_PARTS, anthropic_block, anthropic_part,
+from harness._base._part_shapes import (ANTHROPIC_BLOCKS, anthropic_block, anthropic_part, anthropic_result_parts,
                                         approval_item, approval_part, opaque_item, opaque_part, responses_content,
-                                        responses_part)
+                                        responses_content_parts, thinking_blocks)
 from harness._base._errors import MalformedResult, _short
 from harness._base._messages import to_messages
 from harness._base._model import ATTACHMENTS, Part, PartKind, Role, ToolCall, Turn
@@ -123,8 +123,8 @@ def _anthropic_body(turns: Sequence[Turn]) -> dict[str, Any]:
                 last["content"].append(block)  # the results of one assistant message share one user message
             else:
                 messages.append({"role": "user", "content": [block]})
-        elif turn.role is Role.ASSISTANT and (turn.tool_calls or _thinking(turn)):
-            blocks: list[dict[str, Any]] = _thinking(turn)
+        elif turn.role is Role.ASSISTANT and (turn.tool_calls or thinking_blocks(turn)):
+            blocks: list[dict[str, Any]] = thinking_blocks(turn)
             blocks += [{"type": "text", "text": turn.text}] if turn.text else []
             blocks += [{"type": "tool_use", "id": c.id, "name": c.name, "input": _input_of(c.arguments)}
                        for c in turn.tool_calls]
@@ -139,11 +139,6 @@ def _anthropic_body(turns: Sequence[Turn]) -> dict[str, Any]:
         body["system"] = "\n\n".join(system)
     return body
 
-
-def _thinking(turn: Turn) -> list[dict[str, Any]]:
-    """A turn's reasoning parts as the thinking blocks that open its message (redacted when there is no text)."""
-    return [{"type": "thinking", "thinking": p.text, "signature": p.data} if p.text else
-            {"type": "redacted_thinking", "data": p.data} for p in turn.parts if p.kind is PartKind.REASONING]
 
 
 def _block_text(block: Any, where: str) -> str:
@@ -174,13 +169,6 @@ def _result_text(content: Any, where: str) -> str:
         return "\n".join(texts)
     raise MalformedResult(f"{where}.content: expected a string, an object or a list of blocks, got {_short(content)}")
 
-
-def _result_parts(content: Any, where: str) -> tuple[Part, ...]:
-    """The images and documents of a tool result's content."""
-    if not isinstance(content, list):
-        return ()
-    return tuple(anthropic_part(block, f"{where}.content[{j}]") for j, block in enumerate(content)
-                 if block["type"] in ANTHROPIC_BLOCKS)
 
 
 def _json_text(value: Any, where: str) -> str:
@@ -281,7 +269,7 @@ def anthropic_message(message: Any, where: str) -> list[Turn]:
                 raise MalformedResult(f"{at}.tool_use_id: a {kind} needs a non-empty string, got {_short(call_id)}")
             flush()
             turns.append(Turn(Role.TOOL, _result_text(block.get("content"), at), (), call_id,
-                              _result_parts(block.get("content"), at)))
+                              anthropic_result_parts(block.get("content"), at)))
         elif role == "assistant" and kind in ("thinking", "redacted_thinking"):
             _check_unread(block, kind, at)  # a thinking block without its signature is refused by the API
             parts.append(Part(PartKind.REASONING, block["signature"], block["thinking"]) if kind == "thinking"
@@ -430,7 +418,7 @@ def responses_turns(items: Any) -> list[tuple[Turn, int]]:
             if role not in ("system", "developer", "user", "assistant"):
                 raise MalformedResult(f"{where}.role: expected system, developer, user or assistant, got {_short(role)}")
             turns.append(Turn(Role.SYSTEM if role == "developer" else Role(role), _message_text(item, where),
-                              parts=(*pending, *answers, *_content_parts(item.get("content"), f"{where}.content"))))
+                              parts=(*pending, *answers, *responses_content_parts(item.get("content"), f"{where}.content"))))
             pending.clear()
             answers.clear()
         elif _output_item(kind):
@@ -438,7 +426,7 @@ def responses_turns(items: Any) -> list[tuple[Turn, int]]:
             if not isinstance(call_id, str) or not call_id:
                 raise MalformedResult(f"{where}.call_id: a {kind} needs a non-empty string, got {_short(call_id)}")
             turns.append(Turn(Role.TOOL, _output_text(item.get("output"), f"{where}.output"), (), call_id,
-                              _content_parts(item.get("output"), f"{where}.output")))
+                              responses_content_parts(item.get("output"), f"{where}.output")))
         elif _call_item(kind) and "call_id" in item:
             call = ToolCall(_nonempty(item, "call_id", kind, where), _call_name(item, kind, where),
                             _call_input(item, kind, where))
@@ -515,13 +503,6 @@ def _check_json(text: str, where: str) -> None:
     except ValueError as exc:
         raise MalformedResult(f"{where}: expected JSON text, got {_short(text)} ({exc.msg})") from None
 
-
-def _content_parts(content: Any, where: str) -> tuple[Part, ...]:
-    """The images and files of a message's content (or a call output's list of parts)."""
-    if not isinstance(content, list):
-        return ()
-    return tuple(responses_part(part, f"{where}[{j}]") for j, part in enumerate(content)
-                 if isinstance(part, dict) and part.get("type") in RESPONSES_PARTS)
 
 
 def _output_text(output: Any, where: str) -> str:

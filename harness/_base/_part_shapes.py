@@ -1,8 +1,9 @@
 """Each provider part (``harness.Part``) as the dialect's history writes it, and back.
 
-Reasoning and compaction parts as Responses ``reasoning`` and ``compaction`` items; approval requests and
-approvals as Responses ``mcp_approval_request`` and ``mcp_approval_response`` items; and images and documents,
-the attachments of a user turn or a tool result:
+Reasoning parts as Anthropic ``thinking`` (or ``redacted_thinking``) blocks and Responses ``reasoning`` items;
+compaction parts as Responses ``compaction`` items; approval requests and approvals as Responses
+``mcp_approval_request`` and ``mcp_approval_response`` items; and images and documents, the attachments of a
+user turn or a tool result:
 
 - Anthropic Messages: an ``image`` block, ``{"source": {"type": "base64", "media_type", "data"}}``, or a
   ``document`` block with the same source and a ``title`` (an image has no name there); in a user message
@@ -21,10 +22,11 @@ from __future__ import annotations
 from typing import Any
 
 from harness._base._errors import MalformedResult, _short
-from harness._base._model import Part, PartKind
+from harness._base._model import Part, PartKind, Turn
 
-__all__ = ["anthropic_block", "anthropic_part", "responses_content", "responses_part", "ANTHROPIC_BLOCKS",
-           "RESPONSES_PARTS", "opaque_item", "opaque_part", "approval_item", "approval_part", "APPROVAL_SERVER"]
+__all__ = ["anthropic_block", "anthropic_part", "anthropic_result_parts", "thinking_blocks", "responses_content",
+           "responses_part", "responses_content_parts", "opaque_item", "opaque_part", "approval_item", "approval_part",
+           "ANTHROPIC_BLOCKS", "RESPONSES_PARTS", "APPROVAL_SERVER"]
 
 #: The MCP server an approval request is written as coming from (Responses requires a label; none is read back).
 APPROVAL_SERVER = "tools"
@@ -134,3 +136,23 @@ def approval_part(item: dict[str, Any], where: str) -> Part:
         raise MalformedResult(f"{where}: an mcp_approval_response needs approve (true or false) and an optional "
                               f"reason (a string), got {_short(item)}")
     return Part(PartKind.APPROVAL, "approve" if approve else "deny", reason, request_id)
+
+
+def thinking_blocks(turn: Turn) -> list[dict[str, Any]]:
+    """A turn's reasoning parts as the thinking blocks that open its message (redacted when there is no text)."""
+    return [{"type": "thinking", "thinking": p.text, "signature": p.data} if p.text else
+            {"type": "redacted_thinking", "data": p.data} for p in turn.parts if p.kind is PartKind.REASONING]
+
+def anthropic_result_parts(content: Any, where: str) -> tuple[Part, ...]:
+    """The images and documents of a tool result's content."""
+    if not isinstance(content, list):
+        return ()
+    return tuple(anthropic_part(block, f"{where}.content[{j}]") for j, block in enumerate(content)
+                 if block["type"] in ANTHROPIC_BLOCKS)
+
+def responses_content_parts(content: Any, where: str) -> tuple[Part, ...]:
+    """The images and files of a message's content (or a call output's list of parts)."""
+    if not isinstance(content, list):
+        return ()
+    return tuple(responses_part(part, f"{where}[{j}]") for j, part in enumerate(content)
+                 if isinstance(part, dict) and part.get("type") in RESPONSES_PARTS)
