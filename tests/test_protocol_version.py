@@ -363,3 +363,13 @@ def test_the_changelog_page_sits_next_to_the_protocols_page_and_is_linked_from_i
     pages = [next(iter(entry.values())) for entry in reference]
     assert pages[pages.index("reference/protocols.md") + 1] == "reference/protocol-changes.md"
     assert "(protocol-changes.md)" in (ROOT / "docs" / "reference" / "protocols.md").read_text(encoding="utf-8")
+
+
+def test_the_protocols_page_names_the_current_versions():
+    """The page states the versions in words; a bump that leaves it behind fails here."""
+    page = (ROOT / "docs" / "reference" / "protocols.md").read_text(encoding="utf-8")
+    assert f"the current one, {RICH_PROTOCOL_VERSION}, unless it says another" in page
+    assert f"`protocol_version` ({RICH_PROTOCOL_VERSION}), or `{MESSAGES_PROTOCOL_VERSION}` for the messages shape" in page
+    changes = PAGE.read_text(encoding="utf-8")
+    assert (f"**messages protocol, version {MESSAGES_PROTOCOL_VERSION}** and the **rich protocol, version "
+            f"{RICH_PROTOCOL_VERSION}**") in changes
