@@ -290,3 +290,18 @@ def test_the_pin_is_the_commit_the_harness_was_installed_from():
     assert pin_from_direct_url(None) is None and pin_from_direct_url("not json") is None
     pinned = yaml.safe_load(_workflow_text(Pin("acme/compaction-harness", commit), "."))
     assert pinned["env"] == {"HARNESS_REPO": "acme/compaction-harness", "HARNESS_REF": commit}
+
+
+def test_the_rich_starter_is_the_protocol_page_s_worked_example_statement_for_statement():
+    """Two copies of one compactor (the wheel has no docs/ to read it from): a change to one fails here."""
+    import ast
+
+    from harness._app.cli._init_templates import RICH_STARTER
+
+    def body(source: str, name: str) -> list[str]:
+        (function,) = [n for n in ast.parse(source).body if isinstance(n, ast.FunctionDef) and n.name == name]
+        statements = function.body[1:] if isinstance(function.body[0], ast.Expr) else function.body  # no docstring
+        return [ast.dump(s) for s in statements]
+
+    example = (Path(__file__).resolve().parent.parent / "docs" / "examples" / "protocol_rich.py").read_text("utf-8")
+    assert body(RICH_STARTER.replace("<<version>>", "1"), "starter_compactor") == body(example, "summarize")
