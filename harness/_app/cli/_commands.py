@@ -17,11 +17,12 @@ from pathlib import Path
 
 from harness._app.cli._init import init_command
 from harness._base._codec import transcript_from_dict
-from harness._base._errors import InvalidArgument, PathError, SchemaError
+from harness._base._errors import HarnessError, InvalidArgument, PathError, SchemaError
 from harness._base._files import output_dir, read_json_file
 from harness._app._compare import compare, comparison_dict, render_comparison_text
-from harness._app._outcome import ExitCode
+from harness._app._outcome import ExitCode, StopReason
 from harness._app.calling._options import CallOptions
+from harness._app.calling._redact import Redactor
 from harness._app.corpus._entries import (Corpus, CorpusSaver, corpus_changes, dedupe_corpus, entry_from_dict,
                                           load_corpus, load_entry, merge_corpora, save_entry)
 from harness._app.corpus._replay import Replayer, replay_corpus
@@ -30,7 +31,10 @@ from harness._app.fuzzing._fuzz import DEFAULT_FUZZ_TIME, FuzzConfig, fuzz, merg
 from harness._app.judging._audit import audit_files
 from harness._app.reports._audit import audit_report
 from harness._app.reports._document import fuzz_report_dict, read_report, report_dict
-from harness._app.reports._html import comparison_html, render_html
+from harness._app.reports._gate import gate_outputs, judge_gate, read_baseline, replay_rows, run_defaults
+from harness._app.reports._html import block_id, comparison_html, render_html
+from harness._app.reports._sarif import annotations, parse_source, sarif_document, summarizer_source
+from harness._app.reports._step_summary import gate_text, step_summary
 from harness._app.reports._junit import compare_junit, replay_junit, run_junit
 from harness._app.reports._text import printable, render_fuzz_text, render_text
 from harness._app.reports._shards import merged_nights
@@ -196,6 +200,61 @@ def _compare(args, outputs: Outputs) -> ExitCode:
     })
     print(printable(render_comparison_text(comparison)))
     return report_problems(problems, comparison.exit_code)
+
+
+def _gate(args, outputs: Outputs) -> ExitCode:
+    """Run, replay ``--corpus``, and judge both against ``--baseline`` (``harness._app.reports._gate``): exit 0
+    unless what ``--fail-on`` names was found; the step summary, SARIF and annotations say what and where."""
+    baseline = read_baseline(args.baseline, allow_missing=args.allow_missing_baseline)
+    if args.corpus is not None and not os.path.isdir(args.corpus):
+        raise PathError(f"--corpus {args.corpus!r}: no such directory (gate replays an existing corpus; leave --corpus "
+                        f"out to replay none)")
+    source = parse_source(args.source, root=Path.cwd()) if args.source is not None else None
+    examples, seed, max_time = run_defaults(args.mode, examples=args.examples, seed=args.seed, max_time=args.max_time,
+                                            baseline=baseline)
+    config = run_config(args, examples=examples, seed=seed, max_turns=args.max_turns, max_windows=args.max_windows,
+                        background=args.background, jobs=args.jobs, shard=args.shard, database=args.database,
+                        database_readonly=args.database_readonly).but(max_time=max_time)
+    saver = CorpusSaver(args.save, summarizer=config.calling.summarizer, budget=config.judging.budget,
+                        dialect=config.judging.dialect)
+    try:
+        result = dataclasses.replace(run(config, on_failure=saver), corpus_files=saver.files)
+        interrupted = result.incomplete is not None and result.incomplete.reason is StopReason.INTERRUPTED
+        replay = replay_corpus(args.corpus, config) if args.corpus is not None and not interrupted else None
+    except HarnessError as exc:  # said by the command line too; the summary says it where the team looks
+        said = Redactor.from_environ(extra_names=tuple(args.redact_env)).redact(f"{type(exc).__name__}: {exc}")
+        outputs.append({"step_summary": f"## compaction-harness · {printable(args.summarizer)}\n\n:x: **the harness "
+                                        f"could not run** (exit 2): {printable(said)}\n",
+                        "github_output": "verdict=fail\nexit-code=2\n"})
+        raise
+    document = report_dict(result)
+    if replay is not None:
+        document["corpus_replay"] = replay_rows(replay)
+    gate = judge_gate(document, baseline=baseline, fail_on=args.fail_on, mode=args.mode, corpus=args.corpus,
+                      missing=tuple(f for f in args.baseline if not os.path.exists(f)),
+                      unreadable=tuple(str(e) for e in replay.corpus.errors) if replay is not None else ())
+    reports = [*([baseline] if baseline else []), ("this run", document)]
+    source = source or summarizer_source(config.calling.summarizer, root=Path.cwd())
+    problems = list(saver.errors) + outputs.write({
+        "report_json": lambda: json.dumps(document, indent=2, ensure_ascii=False) + "\n",
+        "report_html": lambda: render_html(reports, threshold=args.survival_threshold, html_path=outputs.get("report_html"),
+                                           trend=gate.trend if baseline else None),
+        "junit_xml": lambda: run_junit(document, oracles=document.get("oracles", [])),
+        "sarif": lambda: json.dumps(sarif_document(gate, document, source), indent=2, ensure_ascii=False) + "\n",
+    })
+    print(render_text(result, show_context=args.show_context))
+    print(gate_text(gate))
+    for line in annotations(gate, document, source) if args.annotations else ():
+        print(line)
+    files = {name: getattr(args, name) for name in ("report_html", "report_json", "junit_xml", "sarif")}  # as given
+    files.update(corpus=args.save, replayed=args.corpus)
+    run_url = "/".join(os.environ.get(k, "") for k in ("GITHUB_SERVER_URL", "GITHUB_REPOSITORY")) + \
+        f"/actions/runs/{os.environ['GITHUB_RUN_ID']}" if os.environ.get("GITHUB_RUN_ID") else None
+    problems += outputs.append({
+        "step_summary": step_summary(gate, document, files=files, run_url=run_url, anchor=lambda f: block_id(
+            f"run{len(reports)}", f.violation) if f.violation is not None else None),
+        "github_output": "".join(f"{k}={v}\n" for k, v in gate_outputs(gate, document, files, source).items())})
+    return report_problems(problems, gate.exit_code)
 
 
 def _compare_page(document: dict, threshold: float, *, title: str | None = None) -> str:
@@ -381,4 +440,4 @@ def _oracles(args, outputs: Outputs) -> ExitCode:
 
 #: Each command's function, by its name on the command line.
 COMMANDS = {"run": _run, "shrink": _shrink, "fuzz": _fuzz, "replay": _replay, "compare": _compare,
-            "report": _report, "corpus": _corpus, "audit": _audit, "oracles": _oracles, "init": init_command}
+            "report": _report, "gate": _gate, "corpus": _corpus, "audit": _audit, "oracles": _oracles, "init": init_command}

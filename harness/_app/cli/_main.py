@@ -54,7 +54,7 @@ def main(argv: list[str] | None = None) -> ExitCode:
     try:
         if args.command not in ("corpus", "oracles", "init") or getattr(args, "corpus_command", None) == "changes":
             outputs = Outputs.check(args)
-        if args.command in ("run", "shrink", "fuzz", "replay", "compare"):
+        if args.command in ("run", "shrink", "fuzz", "replay", "compare", "gate"):
             check_prompt(args)
         if args.command != "report":
             for module in args.extend:  # before anything selects oracles or loads facts: their definitions must be in

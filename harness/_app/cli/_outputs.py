@@ -8,7 +8,7 @@ import os
 import sys
 from collections.abc import Callable
 
-from harness._base._errors import InvalidArgument
+from harness._base._errors import InvalidArgument, PathError
 from harness._base._files import output_dir, output_file, write_atomic
 from harness._app._outcome import ExitCode
 
@@ -16,14 +16,17 @@ __all__ = ["Outputs", "report_problems"]
 
 #: The options naming a report file, by their argparse name.
 _FILE_OPTIONS = {"report_json": "--report-json", "report_html": "--report-html", "junit_xml": "--junit-xml",
-                 "output": "--output"}
+                 "output": "--output", "sarif": "--sarif"}
+#: The files a command appends to, never replaces or removes: those GitHub Actions reads after a step.
+_APPEND_OPTIONS = {"step_summary": "--step-summary", "github_output": "--github-output"}
 
 
 class Outputs:
     """The report files asked for, by argparse name (``report_json``...), and which were written."""
 
-    def __init__(self, paths: dict[str, str]):
+    def __init__(self, paths: dict[str, str], appended: dict[str, str] | None = None):
         self.paths = paths
+        self.appended = appended or {}
         self._written: set[str] = set()
 
     @classmethod
@@ -48,11 +51,26 @@ class Outputs:
                 name = next(n for n, o in _FILE_OPTIONS.items() if o == clash)
                 raise InvalidArgument(f"{clash} {paths[name]!r} would write over {option} {path!r}, which this "
                                       f"command reads")
-        if getattr(args, "corpus", None) is not None and args.command != "compare":  # compare only reads its corpus
+        if getattr(args, "corpus", None) is not None and args.command not in ("compare", "gate"):  # these only read it
             output_dir(args.corpus, option="--corpus")
-        if getattr(args, "cache_dir", None) is not None:
-            output_dir(args.cache_dir, option="--cache-dir")
-        return cls(paths)
+        save = getattr(args, "save", None)
+        for option, path in _inputs(args) if save is not None else ():  # nor a folder it writes inside one it reads
+            real, saved = os.path.realpath(path), os.path.realpath(save)
+            if os.path.isdir(real) and (saved == real or saved.startswith(real.rstrip(os.sep) + os.sep)):
+                raise InvalidArgument(f"--save {save!r} is inside {option} {path!r}, which this command reads: save "
+                                      f"elsewhere, then `corpus merge` the entries you keep")
+        for name, option in (("save", "--save"), ("cache_dir", "--cache-dir")):
+            if getattr(args, name, None) is not None:
+                output_dir(getattr(args, name), option=option)
+        appended = {name: getattr(args, name) for name in _APPEND_OPTIONS if getattr(args, name, None) is not None}
+        for name, path in appended.items():
+            try:
+                with open(path, "a", encoding="utf-8"):
+                    pass
+            except OSError as exc:
+                raise PathError(f"{_APPEND_OPTIONS[name]} {path!r}: {exc.strerror or exc} (expected a file this "
+                                f"command may append to)") from None
+        return cls(paths, appended)
 
     def get(self, name: str) -> str | None:
         return self.paths.get(name)
@@ -75,6 +93,20 @@ class Outputs:
                 problems.append(f"InternalError: writing {option} {path!r}: {type(exc).__name__}: {exc}")
         return problems
 
+    def append(self, texts: dict[str, str]) -> list[str]:
+        """Append each text to its file (``--step-summary``...), if asked for; each failure is one line returned."""
+        problems = []
+        for name, text in texts.items():
+            path = self.appended.get(name)
+            if path is None:
+                continue
+            try:
+                with open(path, "a", encoding="utf-8") as handle:
+                    handle.write(text)
+            except OSError as exc:
+                problems.append(f"PathError: {_APPEND_OPTIONS[name]} {path!r}: {exc.strerror or exc}")
+        return problems
+
     def discard_unwritten(self) -> None:
         """After an error: remove the files asked for and not written (inputs were refused as outputs up front)."""
         for path in self.paths.values():
@@ -93,6 +125,7 @@ def report_problems(problems: list[str], code: ExitCode) -> ExitCode:
 def _inputs(args) -> list[tuple[str, str]]:
     """The files and folders the command reads, by the option that names them."""
     out = [("JSON", f) for f in getattr(args, "files", None) or ()]
+    out += [("--baseline", f) for f in getattr(args, "baseline", None) or ()]
     for name, option in (("file", "FILE"), ("before", "--before"), ("after", "--after"),
                          ("obligations", "--obligations"), ("background", "--background"), ("directory", "DIR"),
                          ("corpus", "--corpus")):

@@ -22,6 +22,7 @@ from harness._app.calling._openai import API_KEY_ENV, OPENAI_BASE_URL
 from harness._app.calling._options import DEFAULT_RETRIES, DEFAULT_TIMEOUT
 from harness._app.fuzzing._fuzz import DEFAULT_FUZZ_MAX_TURNS, DEFAULT_FUZZ_TIME
 from harness._app.reports._chart import DEFAULT_THRESHOLD
+from harness._app.reports._gate import FAIL_ON, MODES, PR_EXAMPLES, PR_MAX_TIME, PR_SEED
 from harness._app.running._options import (DEFAULT_BUDGET, DEFAULT_EXAMPLES, DEFAULT_MAX_WINDOWS, DEFAULT_SHRINK_CALLS,
                                            DEFAULT_TRIALS, DEFAULT_TRIGGER, FAST_CALL_SECONDS, FAST_SECONDS_PER_KTOKEN,
                                            FAST_SHRINK_CALLS,
@@ -375,6 +376,9 @@ def build_parser() -> argparse.ArgumentParser:
     comparing.add_argument("--shard", type=_shard, default=None, metavar="K/N",
                            help="judge only the K-th of N disjoint parts of the seed's examples, on every side")
 
+    _add_gate_command(_command(sub, parser, "gate", help="a CI job's verdict: run the summarizer, replay the corpus, "
+                                                         "and fail only on what --fail-on names against --baseline"))
+
     rendering = _command(sub, parser, "report", help="render saved JSON reports (--report-json) as one HTML page")
     rendering.add_argument("files", nargs="+", metavar="JSON", help="reports written by --report-json, oldest first")
     rendering.add_argument("-o", "--output", required=True, metavar="FILE", help="the HTML file to write")
@@ -439,3 +443,57 @@ def build_parser() -> argparse.ArgumentParser:
     catalogue.add_argument("--extend", action="append", default=[], metavar="MODULE",
                            help="import this module first, so the oracles it registers are listed (repeatable)")
     return parser
+
+
+def _add_gate_command(gate: argparse.ArgumentParser) -> None:
+    """``gate``: ``run``'s options, the corpus it replays, the baseline it is judged against, what fails it and
+    where it says so (``harness._app.reports._gate``)."""
+    _add_summarizer_options(gate, required=True,
+                            max_time_help=f"stop exploring after this long and judge what was found (default: none; "
+                                          f"{PR_MAX_TIME:g} in pull-request mode); fails the gate only under "
+                                          f"--fail-on any")
+    gate.add_argument("--mode", choices=MODES, default="nightly",
+                      help=f"nightly (the default): the run's defaults, a random seed unless --seed; pull-request: a "
+                           f"short bounded run (--examples {PR_EXAMPLES}, --max-time {PR_MAX_TIME:g} unless given) "
+                           f"with the baseline's seed (else {PR_SEED}), so a deterministic summarizer is judged on "
+                           f"the baseline's transcripts when the options match")
+    gate.add_argument("--examples", type=_whole_number("--examples"), default=None, metavar="N",
+                      help=f"transcripts to generate (default {DEFAULT_EXAMPLES}; {PR_EXAMPLES} in pull-request mode)")
+    gate.add_argument("--jobs", type=_whole_number("--jobs"), default=1, metavar="K", help="judge up to K sessions at once")
+    gate.add_argument("--seed", type=_whole_number("--seed", minimum=0), default=None, metavar="S",
+                      help=f"seed (default: random; in pull-request mode the baseline's, else {PR_SEED})")
+    _add_size_options(gate)
+    _add_background_option(gate)
+    _add_sharing_options(gate)
+    gate.add_argument("--corpus", metavar="DIR", default=None,
+                      help="replay this corpus too (read, never written): an entry failing now that passed in the "
+                           "baseline's own replay is new; one failing in both, or not in the baseline's, is known")
+    gate.add_argument("--save", metavar="DIR", default=None,
+                      help="save each minimal failure of the run here as a corpus entry (not inside --corpus: merge "
+                           "them into it with `corpus merge`)")
+    gate.add_argument("--baseline", action="append", default=[], metavar="FILE",
+                      help="the JSON report to judge against: --report-json of an earlier gate (last night's, the "
+                           "base branch's) or run; give the shards of one run each once; without it every failure is new")
+    gate.add_argument("--allow-missing-baseline", action="store_true",
+                      help="a --baseline file that does not exist is no baseline (a first night, a cache that missed): "
+                           "every failure is new, and the summary says why (by default it is exit 2)")
+    gate.add_argument("--fail-on", choices=FAIL_ON, default="new",
+                      help="what fails the gate (exit 1): new (the default) a failure the baseline did not have, or "
+                           "the summarizer failing, or a corpus entry not judged; any: also known failures and an "
+                           "incomplete run; none: nothing the run finds")
+    gate.add_argument("--sarif", metavar="FILE",
+                      help="write every failure present as SARIF 2.1.0 (GitHub code scanning), at the summarizer's "
+                           "file and line: new ones as errors, known ones as warnings")
+    gate.add_argument("--annotations", action="store_true",
+                      help="print GitHub workflow commands (::error file=...,line=...::) annotating the summarizer's "
+                           "file with each new failure (::warning for known ones) and its minimal transcript")
+    gate.add_argument("--source", metavar="PATH[:LINE]", default=None,
+                      help="where --sarif and --annotations point (default: the file and line defining a "
+                           "module:function or file.py:function summarizer; other summarizers have none)")
+    gate.add_argument("--step-summary", metavar="FILE", default=None,
+                      help="append the verdict, the failures by root cause against the baseline and the paths of the "
+                           "reports as Markdown (in GitHub Actions: \"$GITHUB_STEP_SUMMARY\")")
+    gate.add_argument("--github-output", metavar="FILE", default=None,
+                      help="append the verdict, the counts and the paths written as NAME=VALUE lines (in GitHub "
+                           "Actions: \"$GITHUB_OUTPUT\")")
+
