@@ -190,7 +190,7 @@ def test_a_known_failure_still_fails_and_passes_under_fail_on_new(broken_night, 
     assert int(run.outputs["still-failing"]) == 2  # the run's finding, and the corpus entry
     assert "no new failure; 2 known failure(s) still failing" in run.summary
     assert "### Still failing (1)" in run.summary and "### New" not in run.summary
-    assert f"| `{entry.name}` | threshold-exact | threshold | still failing |" in run.summary
+    assert f"| `corpora/{entry.name}` | threshold-exact | threshold | still failing |" in run.summary
     assert "- baseline: `last-night/report.json`" in run.summary
     assert not re.search(r"^::error", run.output, re.M) and re.search(r"^::warning file=", run.output, re.M)
     strict = use(tmp_path / "strict", {**inputs, "fail-on": "any"}, corpus={entry.name: entry.read_text()}, keep=keep)

@@ -238,7 +238,8 @@ def _gate(args, outputs: Outputs) -> ExitCode:
     problems = list(saver.errors) + outputs.write({
         "report_json": lambda: json.dumps(document, indent=2, ensure_ascii=False) + "\n",
         "report_html": lambda: render_html(reports, threshold=args.survival_threshold, html_path=outputs.get("report_html"),
-                                           trend=gate.trend if baseline else None),
+                                           trend=gate.trend if baseline else None,
+                                           title=f"compaction-harness {args.mode}: {config.calling.summarizer}"),
         "junit_xml": lambda: run_junit(document, oracles=document.get("oracles", [])),
         "sarif": lambda: json.dumps(sarif_document(gate, document, source), indent=2, ensure_ascii=False) + "\n",
     })

@@ -78,10 +78,11 @@ def step_summary(gate: Gate, current: dict[str, Any], *, files: dict[str, str | 
         out += ["", f"### Corpus entries ({len(listed)} of {len(gate.entries)} replayed)", "",
                 "| entry | invariant | fact kind | against the baseline | detail |", "| --- | --- | --- | --- | --- |"]
         titles = dict(_ENTRY_TITLES)
-        out += [f"| {_code(e.entry)} | {_md(e.invariant)} | {_md(e.fact_kind)} | {_md(titles[e.change])} | "
+        where = f"{gate.corpus.rstrip('/')}/" if gate.corpus else ""
+        out += [f"| {_code(where + e.entry)} | {_md(e.invariant)} | {_md(e.fact_kind)} | {_md(titles[e.change])} | "
                 f"{_md(e.detail + ('; ' + e.rates if e.rates else ''))} |" for e in _ordered(listed)]
     out += ["", "### Files", ""]
-    names = (("report_html", "HTML report"), ("report_json", "JSON report (tomorrow's baseline)"),
+    names = (("report_html", "HTML report"), ("report_json", "JSON report (a later run's baseline)"),
              ("junit_xml", "JUnit XML"), ("sarif", "SARIF"), ("corpus", "this run's minimal failures, as corpus "
                                                                          "entries (merge them with `corpus merge`)"))
     out += [f"- {label}: {_code(files[key])}" for key, label in names if files.get(key)]
