@@ -363,8 +363,24 @@ def test_what_fails_the_gate_follows_fail_on():
     assert judge_gate(_report(findings=1), baseline=known).passed  # still failing: not new
     assert not judge_gate(_report(findings=1), baseline=known, fail_on="any").passed
     assert not judge_gate(_report(findings=1), baseline=None).passed  # no baseline: every failure is new
-    incomplete = {**_report(), "incomplete": "--max-time 600 reached"}
+    incomplete = {**_report(), "incomplete": "--max-time 600 reached", "incomplete_reason": "max-time"}
     assert judge_gate(incomplete, baseline=None).passed and not judge_gate(incomplete, baseline=None, fail_on="any").passed
     crashed = {**_report(), "infra_errors": [{"kind": "raised", "message": "RuntimeError: down"}]}
     gate = judge_gate(crashed, baseline=None)
     assert not gate.passed and int(gate.exit_code) == 3 and judge_gate(crashed, baseline=None, fail_on="none").passed
+
+
+@pytest.mark.parametrize("reason, examples_run", [
+    ("interrupted", 20), ("halted", 20), ("nothing-compacted", 20),
+    ("max-time", 0),  # the bound came before the first example: nothing was judged
+    (None, 0),  # a report from before ``incomplete_reason``: judged nothing all the same
+])
+def test_a_run_that_did_not_judge_what_was_asked_fails_the_gate_under_fail_on_new(reason, examples_run):
+    unfinished = {**_report(), "incomplete": "stopped", "incomplete_reason": reason, "examples_run": examples_run}
+    gate = judge_gate(unfinished, baseline=None)
+    assert not gate.passed and int(gate.exit_code) == 4
+    assert any("did not judge what was asked" in r for r in gate.reasons)
+    assert judge_gate(unfinished, baseline=None, fail_on="none").passed
+    with_failure = {**unfinished, **_report(findings=1), "incomplete": "stopped", "incomplete_reason": reason}
+    assert int(judge_gate(with_failure, baseline=None).exit_code) == 1  # a failure outranks the stop
+

@@ -507,3 +507,10 @@ def test_show_context_prints_each_returned_message_whole(capsys):
     whole = capsys.readouterr().out
     assert "summarizer returned: " in clipped and "summarizer returned (" not in clipped
     assert "summarizer returned (" in whole and "\n    | " in whole
+
+
+def test_the_report_says_why_a_run_stopped_in_a_word():
+    """``incomplete_reason`` is the stop's reason, which the gate reads (not the sentence, which may change)."""
+    document = report_dict(run(RunConfig.of(CORRECT, examples=8, seed=3, max_turns=200, quiet=True,
+                                            isolation="inline", max_calls=1)))
+    assert document["incomplete"] and document["incomplete_reason"] == "max-calls"

@@ -110,6 +110,7 @@ def report_dict(result: RunResult) -> dict[str, Any]:
         "infra_errors": [{"kind": e.kind, "message": e.message, "example": e.example, "output": e.output}
                          for e in result.infra_errors],
         "incomplete": result.incomplete,
+        "incomplete_reason": None if result.incomplete is None else result.incomplete.reason.value,
         "cache_discarded": list(result.cache_discarded),
         "warnings": list(result.warnings),
         "exit_code": result.exit_code,

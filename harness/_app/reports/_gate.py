@@ -42,6 +42,11 @@ PR_MAX_TIME = 600.0
 PR_SEED = 1
 
 _FAILING = "failing"
+#: Stops after which the run has not judged what the gate asked, whatever ``--fail-on`` (but ``none``) says: it
+#: was interrupted or ended by the harness, or no session reached a compaction. A stop at a bound the gate was
+#: given (``--max-time``, a spend cap) leaves an honest partial run: it fails only under ``any``, unless nothing
+#: at all was judged before it.
+_UNFINISHED = frozenset({"interrupted", "halted", "nothing-compacted"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +80,7 @@ class Gate:
     unreadable: tuple[str, ...] = ()
     summarizer_failures: tuple[str, ...] = ()
     incomplete: str | None = None
+    unfinished: bool = False  # ``incomplete`` is a stop that judged nothing or not what was asked (``_UNFINISHED``)
     corpus: str | None = None  # the directory replayed
     missing: tuple[str, ...] = ()  # baseline files given that were not there (``--allow-missing-baseline``)
 
@@ -119,7 +125,9 @@ class Gate:
         if self.problems:
             out.append(f"{len(self.problems)} corpus entr{'y' if len(self.problems) == 1 else 'ies'} could not be "
                        f"judged or read")
-        if self.fail_on == "any" and self.incomplete:
+        if self.unfinished:
+            out.append(f"the run did not judge what was asked: {self.incomplete}")
+        elif self.fail_on == "any" and self.incomplete:
             out.append(f"incomplete: {self.incomplete} (fail-on: any)")
         return tuple(out)
 
@@ -136,7 +144,7 @@ class Gate:
         failing = self.new or (self.fail_on == "any" and self.still)
         return exit_code(violated=bool(failing), unusable=bool(self.problems),
                          summarizer_failed=bool(self.summarizer_failures) or any(e.status == "infra" for e in self.entries),
-                         incomplete=self.fail_on == "any" and self.incomplete is not None)
+                         incomplete=self.unfinished or (self.fail_on == "any" and self.incomplete is not None))
 
 
 def run_defaults(mode: str, *, examples: int | None, seed: int | None, max_time: float | None,
@@ -204,9 +212,18 @@ def judge_gate(current: dict[str, Any], *, baseline: tuple[str, dict[str, Any]] 
     rows = current.get("corpus_replay")
     before = baseline[1].get("corpus_replay") if baseline is not None else None
     infra = tuple(f"{e.get('kind')}: {e.get('message')}" for e in current.get("infra_errors") or [])
+    incomplete = current.get("incomplete")
     return Gate(mode, fail_on, trend, baseline[0] if baseline else None,
                 _entry_changes(rows or [], before if isinstance(before, list) else None), rows is not None,
-                isinstance(before, list), unreadable, infra, current.get("incomplete"), corpus, missing)
+                isinstance(before, list), unreadable, infra, incomplete, _unfinished(current), corpus, missing)
+
+
+def _unfinished(current: dict[str, Any]) -> bool:
+    """The run stopped before judging what the gate asked (``_UNFINISHED``), or judged no example at all (a
+    bound reached before the first): a gate must not pass on it."""
+    if not current.get("incomplete"):
+        return False
+    return current.get("incomplete_reason") in _UNFINISHED or current.get("examples_run") == 0
 
 
 def _rate(row: dict[str, Any] | None) -> Rate | None:
