@@ -83,7 +83,17 @@ def test_jobs_gives_the_same_report_as_one_job_apart_from_timings():
         config = RunConfig.of(server.url, examples=10, max_turns=120, seed=5, quiet=True, protocol="rich")
         one = run(config)
         four = run(config.but(jobs=4))
-    assert one.failures and _comparable(one) == _comparable(four)
+    a, b = _comparable(one), _comparable(four)
+    assert one.failures and a == b, _differences(a, b)
+
+
+def _differences(a, b, at: str = "") -> list[str]:
+    """Where two reports differ, by path (a failure names the field rather than two whole reports)."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        return [d for k in sorted(set(a) | set(b), key=str) for d in _differences(a.get(k), b.get(k), f"{at}.{k}")]
+    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        return [d for n, (x, y) in enumerate(zip(a, b)) for d in _differences(x, y, f"{at}[{n}]")]
+    return [] if a == b else [f"{at}: {str(a)[:200]!r} != {str(b)[:200]!r}"]
 
 
 def test_python_summarizers_run_in_several_workers_with_jobs():
