@@ -16,6 +16,8 @@ The rules, by dialect:
   is at least one message and the first is the user's; no message is empty but a final assistant one,
   and no text block is empty; every ``tool_result`` is in the user message right after the assistant
   message holding its ``tool_use``, before any other block of it; every ``tool_use`` is answered
+  there, unless its message is the last. A server-side call's result (``mcp_tool_result``) is in the
+  assistant message holding its ``mcp_tool_use``, after it, and every ``mcp_tool_use`` is answered
   there, unless its message is the last.
 - ``openai-responses``: every ``function_call_output`` comes after its ``function_call``; every call is
   answered, unless no message item follows it.
@@ -77,6 +79,9 @@ RULES: dict[str, dict[str, str]] = {
                             "tool_use",
         "results-first": "tool_result blocks before any other block of their user message",
         "use-answered": "each tool_use answered in the next user message (unless its message is the last)",
+        "server-result-after-use": "each mcp_tool_result in the assistant message holding its mcp_tool_use, after it",
+        "server-use-answered": "each mcp_tool_use answered by an mcp_tool_result in its own message (unless the message "
+                               "is the last)",
     },
     "openai-responses": {
         "call-made": _CALL_MADE,
@@ -163,11 +168,31 @@ def _anthropic(messages: list[dict[str, Any]]) -> Iterator[Problem]:
                 elif seen_other:
                     yield Problem("results-first", i, f"message [{i}] has the tool_result of {call_id} after "
                                   "other content", call_id)
-        elif i < last:
+        else:
+            yield from _server_pairs(blocks, i, i == last)
+        if message["role"] == "assistant" and i < last:
             answered = {b.get("tool_use_id") for b in messages[i + 1]["content"] if b.get("type") == "tool_result"}
             for call_id in sorted(_uses(message) - answered):
                 yield Problem("use-answered", i, f"the tool_use {call_id} of message [{i}] has no tool_result in "
                               f"message [{i + 1}]", call_id)
+
+
+def _server_pairs(blocks: list[dict[str, Any]], i: int, last: bool) -> Iterator[Problem]:
+    """An assistant message's server-side calls: each ``mcp_tool_result`` after its ``mcp_tool_use`` in this
+    message, and each ``mcp_tool_use`` answered in it (unless the message is the last: the response may go on)."""
+    used: set[str] = set()
+    for block in blocks:
+        if block.get("type") == "mcp_tool_use":
+            used.add(block["id"])
+        elif block.get("type") == "mcp_tool_result":
+            call_id = block.get("tool_use_id")
+            if call_id not in used:
+                yield Problem("server-result-after-use", i, f"message [{i}] holds the mcp_tool_result of {call_id}, but "
+                              "no mcp_tool_use before it in that message makes the call", call_id)
+            used.discard(call_id)
+    for call_id in sorted(used) if not last else ():
+        yield Problem("server-use-answered", i, f"the mcp_tool_use {call_id} of message [{i}] has no mcp_tool_result "
+                      "after it in that message", call_id)
 
 
 def _uses(message: dict[str, Any]) -> set[str]:
@@ -221,6 +246,8 @@ def _part_key(part: Part, dialect: str) -> tuple:
     dialect names an image)."""
     if part.kind in ATTACHMENTS:
         return part.kind, part.data, part.text
+    if part.kind is PartKind.SERVER_TOOL:  # which server runs which call
+        return part.kind, part.data, part.id
     return (part.kind, part.data, part.text) + ((part.id,) if dialect == "openai-responses" else ())
 
 

@@ -21,8 +21,11 @@ An assistant turn's opaque parts (``harness.Part``) go where the dialect has the
 ``reasoning`` item before the turn's items; a compaction part as a Responses ``compaction`` item. A user
 turn's or a tool result's attachments (images and documents) go in its content (``harness._base._part_shapes``).
 A Responses assistant turn's approval requests go after its items as ``mcp_approval_request`` items, and a user
-turn's approvals before its message as ``mcp_approval_response`` items. Chat has no place for any of them in our
-rendering and drops them; Anthropic drops compaction parts and approvals (``DROPPED_PARTS``).
+turn's approvals before its message as ``mcp_approval_response`` items. A call marked as run on an MCP server
+(``PartKind.SERVER_TOOL``) is an Anthropic ``mcp_tool_use`` with its ``mcp_tool_result`` in the same assistant
+message, or one Responses ``mcp_call`` item holding its output. Chat has no place for any of them in our
+rendering and drops them (a server call is then an ordinary one); Anthropic drops compaction parts and approvals
+(``DROPPED_PARTS``).
 """
 
 from __future__ import annotations
@@ -36,7 +39,7 @@ from harness._base._part_shapes import (ANTHROPIC_BLOCKS, anthropic_block, anthr
                                         responses_content_parts, thinking_blocks)
 from harness._base._errors import MalformedResult, _short
 from harness._base._messages import to_messages
-from harness._base._model import ATTACHMENTS, Part, PartKind, Role, ToolCall, Turn
+from harness._base._model import ATTACHMENTS, Part, PartKind, Role, ToolCall, Turn, server_calls
 
 __all__ = ["DIALECTS", "DEFAULT_DIALECT", "render", "read", "merged_messages", "anthropic_message", "responses_turns",
            "system_text", "UNREAD_BLOCKS", "UNREAD_ITEMS", "DROPPED_PARTS"]
@@ -114,7 +117,15 @@ def _anthropic_body(turns: Sequence[Turn]) -> dict[str, Any]:
         if turn.role is Role.SYSTEM:
             continue
         attached = [anthropic_block(p) for p in turn.parts if p.kind in ATTACHMENTS]
-        if turn.role is Role.TOOL:
+        if turn.role is Role.TOOL and turn.tool_call_id in server_calls(turn):
+            block = {"type": "mcp_tool_result", "tool_use_id": turn.tool_call_id, "is_error": False,
+                     "content": [{"type": "text", "text": turn.text}] if turn.text else []}
+            last = messages[-1] if messages else None
+            if last is not None and last["role"] == "assistant" and isinstance(last["content"], list):
+                last["content"].append(block)  # a server tool's result is in the message that made the call
+            else:
+                messages.append({"role": "assistant", "content": [block]})
+        elif turn.role is Role.TOOL:
             content = [*([{"type": "text", "text": turn.text}] if turn.text else []), *attached]
             block = {"type": "tool_result", "tool_use_id": turn.tool_call_id, "content": content if attached else turn.text}
             last = messages[-1] if messages else None
@@ -126,7 +137,10 @@ def _anthropic_body(turns: Sequence[Turn]) -> dict[str, Any]:
         elif turn.role is Role.ASSISTANT and (turn.tool_calls or thinking_blocks(turn)):
             blocks: list[dict[str, Any]] = thinking_blocks(turn)
             blocks += [{"type": "text", "text": turn.text}] if turn.text else []
-            blocks += [{"type": "tool_use", "id": c.id, "name": c.name, "input": _input_of(c.arguments)}
+            server = {p.id: p.data for p in turn.parts if p.kind is PartKind.SERVER_TOOL}
+            blocks += [{"type": "mcp_tool_use", "id": c.id, "name": c.name, "server_name": server[c.id],
+                        "input": _input_of(c.arguments)} if c.id in server else
+                       {"type": "tool_use", "id": c.id, "name": c.name, "input": _input_of(c.arguments)}
                        for c in turn.tool_calls]
             messages.append({"role": "assistant", "content": blocks})
         elif attached:  # a user turn's images and documents before its text, as the API's examples put them
@@ -263,13 +277,18 @@ def anthropic_message(message: Any, where: str) -> list[Turn]:
             if not isinstance(name, str) or not name:
                 raise MalformedResult(f"{at}.name: a {kind} needs a non-empty string name, got {_short(name)}")
             calls.append(ToolCall(call_id, name, _arguments_of(block.get("input", {}), at)))
+            if kind == "mcp_tool_use":
+                parts.append(Part(PartKind.SERVER_TOOL, _server_label(block.get("server_name"), f"{at}.server_name"),
+                                  id=call_id))
         elif (role == "user" and kind == "tool_result") or (role == "assistant" and _server_result(kind)):
             call_id = block.get("tool_use_id")
             if not isinstance(call_id, str) or not call_id:
                 raise MalformedResult(f"{at}.tool_use_id: a {kind} needs a non-empty string, got {_short(call_id)}")
+            server = [p for p in (*(q for t in turns for q in t.parts), *parts)  # the mcp_tool_use it answers
+                      if kind == "mcp_tool_result" and p.kind is PartKind.SERVER_TOOL and p.id == call_id]
             flush()
             turns.append(Turn(Role.TOOL, _result_text(block.get("content"), at), (), call_id,
-                              anthropic_result_parts(block.get("content"), at)))
+                              (*anthropic_result_parts(block.get("content"), at), *server[:1])))
         elif role == "assistant" and kind in ("thinking", "redacted_thinking"):
             _check_unread(block, kind, at)  # a thinking block without its signature is refused by the API
             parts.append(Part(PartKind.REASONING, block["signature"], block["thinking"]) if kind == "thinking"
@@ -290,6 +309,13 @@ def anthropic_message(message: Any, where: str) -> list[Turn]:
 #: What the Messages API requires of the blocks no turn of ours reads (a thinking block passed back without
 #: its signature is refused, so a reader must refuse it too).
 _REQUIRED = {"thinking": ("thinking", "signature"), "redacted_thinking": ("data",)}
+
+
+def _server_label(label: Any, where: str) -> str:
+    if not isinstance(label, str) or not label:
+        raise MalformedResult(f"{where}: a server-side call needs its server's name (a non-empty string), got "
+                              f"{_short(label)}")
+    return label
 
 
 def _check_unread(block: dict[str, Any], kind: str, at: str) -> None:
@@ -315,8 +341,12 @@ def merged_messages(body: dict[str, Any]) -> list[dict[str, Any]]:
 
 def _responses_items(turns: Sequence[Turn]) -> list[dict[str, Any]]:
     items: list[dict[str, Any]] = []
+    results = {t.tool_call_id: t for t in turns if t.role is Role.TOOL and t.tool_call_id in server_calls(t)}
+    written: set[str] = set()  # server-side calls written as ``mcp_call`` items, their results in them
     for turn in turns:
         attached = [responses_content(p) for p in turn.parts if p.kind in ATTACHMENTS]
+        if turn.role is Role.TOOL and turn.tool_call_id in written:
+            continue
         if turn.role is Role.TOOL:
             output = [*([{"type": "input_text", "text": turn.text}] if turn.text else []), *attached]
             items.append({"type": "function_call_output", "call_id": turn.tool_call_id,
@@ -329,8 +359,15 @@ def _responses_items(turns: Sequence[Turn]) -> list[dict[str, Any]]:
             items.append({"type": "message", "role": turn.role.value,
                           "content": [*([{"type": part, "text": turn.text}] if turn.text or not attached else []),
                                       *attached]})
-        items += [{"type": "function_call", "call_id": c.id, "name": c.name, "arguments": c.arguments}
-                  for c in turn.tool_calls]
+        server = {p.id: p.data for p in turn.parts if p.kind is PartKind.SERVER_TOOL}
+        for c in turn.tool_calls:
+            if c.id not in server:
+                items.append({"type": "function_call", "call_id": c.id, "name": c.name, "arguments": c.arguments})
+                continue
+            result = results.get(c.id)
+            items.append({"type": "mcp_call", "id": c.id, "server_label": server[c.id], "name": c.name,
+                          "arguments": c.arguments, **({"output": result.text} if result is not None else {})})
+            written.add(c.id)
         items += [approval_item(p) for p in turn.parts if p.kind is PartKind.APPROVAL_REQUEST]
     return items
 
@@ -438,11 +475,19 @@ def responses_turns(items: Any) -> list[tuple[Turn, int]]:
             pending.clear()
         elif _call_item(kind):  # server-side: the call and its result in one item
             call_id = _nonempty(item, "id", kind, where)
-            turns.append(Turn(Role.ASSISTANT, "", (ToolCall(call_id, _call_name(item, kind, where),
-                                                            _call_input(item, kind, where)),)))
+            mark = (Part(PartKind.SERVER_TOOL, _server_label(item.get("server_label"), f"{where}.server_label"),
+                         id=call_id),) if kind == "mcp_call" else ()
+            call = ToolCall(call_id, _call_name(item, kind, where), _call_input(item, kind, where))
+            last = turns[-1] if turns else None
+            if mark and last is not None and last.role is Role.ASSISTANT and not last.tool_calls \
+                    and _open_for_calls(items, i):  # an MCP call joins the assistant's message right before it
+                turns[-1] = Turn(Role.ASSISTANT, last.text, (call,), parts=(*last.parts, *mark))
+            else:
+                turns.append(Turn(Role.ASSISTANT, "", (call,), parts=mark))
             result = {k: item[k] for k in _SERVER_OUTPUTS if item.get(k) is not None}
             shown = result["output"] if set(result) == {"output"} else result
-            turns.append(Turn(Role.TOOL, _output_text(shown, where), (), call_id))
+            if result or not mark:  # an MCP call without its output has no result yet
+                turns.append(Turn(Role.TOOL, _output_text(shown, where), (), call_id, mark))
         elif kind in UNREAD_ITEMS:
             continue
         else:

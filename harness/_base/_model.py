@@ -34,6 +34,7 @@ __all__ = [
     "live_facts",
     "round_budget",
     "mid_results",
+    "server_calls",
     "normalise_kind",
 ]
 
@@ -104,6 +105,7 @@ class PartKind(StrEnum):
     DOCUMENT = "document"  # a document (a PDF) a user turn or a tool result attaches
     APPROVAL_REQUEST = "approval_request"  # a tool call waiting for a person's approval (an MCP approval request)
     APPROVAL = "approval"  # the person's answer to an approval request, on the user turn that gives it
+    SERVER_TOOL = "server_tool"  # a call the provider runs itself (an MCP connector's), on its call and its result
 
 
 #: The parts a user turn or a tool result attaches (the others are an assistant turn's, or an approval's).
@@ -112,7 +114,8 @@ ATTACHMENTS = frozenset({PartKind.IMAGE, PartKind.DOCUMENT})
 #: The roles of the turns that may carry each kind of part.
 _PART_ROLES = {PartKind.REASONING: ("assistant",), PartKind.COMPACTION: ("assistant",),
                PartKind.APPROVAL_REQUEST: ("assistant",), PartKind.APPROVAL: ("user",),
-               PartKind.IMAGE: ("user", "tool"), PartKind.DOCUMENT: ("user", "tool")}
+               PartKind.IMAGE: ("user", "tool"), PartKind.DOCUMENT: ("user", "tool"),
+               PartKind.SERVER_TOOL: ("assistant", "tool")}
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,8 +126,10 @@ class Part:
     of a user turn or a tool result): ``data`` is its base64 content, ``text`` its media type and ``id`` the name
     the conversation calls it by. For an approval request (an assistant turn's): ``data`` is the call's JSON
     arguments, ``text`` its tool's name and ``id`` the request's id; for the approval answering it (a user turn's):
-    ``data`` is ``approve`` or ``deny``, ``text`` the person's reason and ``id`` the request's id. Chat has no
-    place for parts and drops them (``harness._base._dialects``)."""
+    ``data`` is ``approve`` or ``deny``, ``text`` the person's reason and ``id`` the request's id. For a server-side
+    call (one the provider runs, whose result comes back in the same response: an MCP connector's), the same part
+    is on the assistant turn making the call and on the tool turn holding its result: ``data`` is the MCP server's
+    label and ``id`` the call's id. Chat has no place for parts and drops them (``harness._base._dialects``)."""
 
     kind: PartKind
     data: str
@@ -379,9 +384,15 @@ def live_facts(transcript: Transcript, boundary: int) -> tuple[Fact, ...]:
     return tuple(f for f in transcript.facts if f.is_live_at(boundary))
 
 
+def server_calls(turn: Turn) -> frozenset[str]:
+    """The ids of the calls (or of the result) the provider runs itself, as ``turn``'s parts mark them."""
+    return frozenset(p.id for p in turn.parts if p.kind is PartKind.SERVER_TOOL)
+
+
 def mid_results(turns: Sequence[Turn]) -> frozenset[int]:
     """The boundaries that fall inside one assistant message's block of tool results: some of its calls
-    answered before, some after. A runtime compacts between model calls, after a step's results are all
+    answered before, some after; and the boundary right after a turn of server-side calls, whose results come
+    back with them. A runtime compacts between model calls, after a step's results are all
     in, so no provider request ends there (a boundary right after the call message, before any result,
     is a call in flight, and is not one of these)."""
     answered_at: dict[str, int] = {}
@@ -393,6 +404,8 @@ def mid_results(turns: Sequence[Turn]) -> frozenset[int]:
     for i, turn in enumerate(turns):
         if turn.tool_calls:
             pending = sorted(answered_at[c.id] for c in turn.tool_calls if c.id in answered_at)
+            if pending and {c.id for c in turn.tool_calls} <= server_calls(turn):
+                out.add(i + 1)  # a server-side call's result comes in the response that made it: never in flight
             continue
         if turn.role is not Role.TOOL:
             pending = []

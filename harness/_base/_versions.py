@@ -18,9 +18,9 @@ from harness._base._errors import SpecError
 __all__ = ["RICH_PROTOCOL_VERSION", "MESSAGES_PROTOCOL_VERSION", "PROTOCOL_VERSIONS", "ProtocolChange",
            "PROTOCOL_CHANGES", "changes_since", "declared_version", "version_warning", "known_versions"]
 
-RICH_PROTOCOL_VERSION = 4
+RICH_PROTOCOL_VERSION = 5
 #: The messages protocol's own version: the shape ``fn(messages, budget)`` is given and answers in.
-MESSAGES_PROTOCOL_VERSION = 3
+MESSAGES_PROTOCOL_VERSION = 4
 #: The version of each protocol this harness speaks (a bump wants an entry in ``PROTOCOL_CHANGES``).
 PROTOCOL_VERSIONS: Mapping[str, int] = types.MappingProxyType(
     {"messages": MESSAGES_PROTOCOL_VERSION, "rich": RICH_PROTOCOL_VERSION})
@@ -60,6 +60,12 @@ PROTOCOL_CHANGES: tuple[ProtocolChange, ...] = (
         "mcp_approval_response items precede the user message that answers them; keep a request still waiting for "
         "its answer byte-exact, and never keep an answer without its request",
     )),
+    ProtocolChange("messages", 4, added=(
+        "in the anthropic and openai-responses dialects, a call may run on an MCP server the provider calls itself: "
+        "an mcp_tool_use block answered by an mcp_tool_result block in the same assistant message, or one mcp_call "
+        "item holding its output; keep each result in the assistant's message after its use (never as a user "
+        "tool_result), and keep or drop the pair whole",
+    )),
     ProtocolChange("rich", 1, added=(
         "fn(request) is given a CompactionRequest: the turns, the budget, and the live obligations as tags",
         "it returns a CompactionResult: messages, and optionally a structured ledger and a self_report",
@@ -89,6 +95,12 @@ PROTOCOL_CHANGES: tuple[ProtocolChange, ...] = (
         "an assistant turn may carry an approval request and a user turn the approval answering it (harness.Part, "
         "kind approval_request or approval, paired by id) in the openai-responses dialect; keep a request still "
         "waiting for its answer byte-exact, and never an answer without its request",
+    )),
+    ProtocolChange("rich", 5, added=(
+        "a call the provider runs itself on an MCP server (harness.Part, kind server_tool: data is the server's "
+        "label, id the call's id) marks both the assistant turn making the call and the tool turn holding its "
+        "result, in the anthropic and openai-responses dialects; keep the marks on the turns you keep, and keep "
+        "or drop the call and its result together",
     )),
 )
 

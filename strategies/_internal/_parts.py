@@ -19,7 +19,8 @@ import json
 from harness._base._model import Part, PartKind, Role, Transcript
 from harness.strategies._internal import _phrasing as P
 
-__all__ = ["with_provider_parts", "REDACTED_EVERY", "ATTACHED_EVERY", "APPROVAL_EVERY", "PART_DIALECTS"]
+__all__ = ["with_provider_parts", "REDACTED_EVERY", "ATTACHED_EVERY", "APPROVAL_EVERY", "SERVER_EVERY",
+           "PART_DIALECTS"]
 
 #: The dialects whose histories carry these parts: a run in one of them generates sources with them.
 PART_DIALECTS = ("anthropic", "openai-responses")
@@ -33,6 +34,10 @@ ATTACHED_EVERY = 3
 #: One assistant turn in this many that speaks right before a user turn asks for an approval, which that user turn
 #: gives or refuses (Responses writes them as MCP approval items; Anthropic and chat drop them).
 APPROVAL_EVERY = 2
+
+#: One assistant turn in this many that makes a single call, answered by the next turn, makes it on an MCP server
+#: the provider runs (Anthropic ``mcp_tool_use`` and ``mcp_tool_result`` in one message; a Responses ``mcp_call``).
+SERVER_EVERY = 3
 
 #: What an attachment is, by kind: its media type and the name's extension.
 _MEDIA = {PartKind.IMAGE: ("image/png", "png"), PartKind.DOCUMENT: ("application/pdf", "pdf")}
@@ -61,7 +66,8 @@ def with_provider_parts(transcript: Transcript) -> Transcript:
     """``transcript`` with a reasoning part on every assistant turn that makes a call (and on every third one
     that only speaks), a compaction part on its first assistant turn that speaks, an attachment on one user
     turn or tool result in ``ATTACHED_EVERY``, and an approval request on one assistant turn in
-    ``APPROVAL_EVERY`` that speaks right before a user turn, which that user turn answers."""
+    ``APPROVAL_EVERY`` that speaks right before a user turn, which that user turn answers; and one call in
+    ``SERVER_EVERY`` of those that can be made on an MCP server the provider runs (``_server_side``)."""
     seed = transcript.seed or 0
     turns, reasoned, compacted, attached = list(transcript.turns), 0, False, 0
     for i, turn in enumerate(turns):
@@ -84,7 +90,26 @@ def with_provider_parts(transcript: Transcript) -> Transcript:
             turns[i + 1] = dataclasses.replace(turns[i + 1], parts=(answer, *turns[i + 1].parts))
         if parts:
             turns[i] = dataclasses.replace(turn, parts=tuple(parts))
+    _server_side(turns, transcript)
     return dataclasses.replace(transcript, turns=tuple(turns))
+
+
+def _server_side(turns: list, transcript: Transcript) -> None:
+    """Mark one in ``SERVER_EVERY`` of the calls that can be server-side as made on an MCP server: a turn's only
+    call, answered by the next turn (a result with no attachment: an MCP result is text), with no compaction point
+    between them (the provider returns both in one response) and no obligation naming the call (a server-side call
+    is never in flight)."""
+    seed = transcript.seed or 0
+    named = {literal for fact in transcript.facts for literal in fact.literals} | {e.call_id for e in transcript.effects}
+    for i, turn in enumerate(turns[:-1]):
+        result = turns[i + 1]
+        if len(turn.tool_calls) != 1 or result.role is not Role.TOOL or result.parts \
+                or result.tool_call_id != turn.tool_calls[0].id or i + 1 in transcript.compaction_points \
+                or turn.tool_calls[0].id in named or _drawn(seed, i + 104729) % SERVER_EVERY:
+            continue
+        mark = Part(PartKind.SERVER_TOOL, P.pick(P.MCP_SERVERS, seed + i), "", turn.tool_calls[0].id)
+        turns[i] = dataclasses.replace(turn, parts=(*turn.parts, mark))
+        turns[i + 1] = dataclasses.replace(result, parts=(mark,))
 
 
 def _approval(seed: int, index: int) -> tuple[Part, Part]:

@@ -214,6 +214,8 @@ ATTACHMENT_NAMES = ("screenshot", "error-dialog", "design-spec", "stack-trace", 
 #: Tools that wait for a person's approval (an MCP approval request), and what the person answers.
 APPROVAL_TOOLS = ("deploy_service", "delete_branch", "send_invoice", "rotate_api_key", "drop_table")
 APPROVAL_TARGETS = ("billing-api", "release/2.3", "INV-2041", "ci-deploy-key", "sessions_archive")
+#: The MCP servers a server-side call is made on (the provider runs the call; its result comes in the same response).
+MCP_SERVERS = ("docs-search", "issue-tracker", "metrics", "wiki", "calendar")
 APPROVAL_REASONS = {"approve": ("Go ahead.", ""), "deny": ("Not yet: wait for the review.", "No, leave it as it is.")}
 
 JOB_OUTCOMES = (
