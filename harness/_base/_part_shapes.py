@@ -19,6 +19,7 @@ type, so it still compares byte-exact with itself.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from harness._base._errors import MalformedResult, _short
@@ -26,7 +27,7 @@ from harness._base._model import Part, PartKind, Turn
 
 __all__ = ["anthropic_block", "anthropic_part", "anthropic_result_parts", "thinking_blocks", "responses_content",
            "responses_part", "responses_content_parts", "opaque_item", "opaque_part", "approval_item", "approval_part",
-           "ANTHROPIC_BLOCKS", "RESPONSES_PARTS", "APPROVAL_SERVER"]
+           "ANTHROPIC_BLOCKS", "RESPONSES_PARTS", "APPROVAL_SERVER", "json_text", "server_label"]
 
 #: The MCP server an approval request is written as coming from (Responses requires a label; none is read back).
 APPROVAL_SERVER = "tools"
@@ -156,3 +157,17 @@ def responses_content_parts(content: Any, where: str) -> tuple[Part, ...]:
         return ()
     return tuple(responses_part(part, f"{where}[{j}]") for j, part in enumerate(content)
                  if isinstance(part, dict) and part.get("type") in RESPONSES_PARTS)
+
+
+def json_text(value: Any, where: str) -> str:
+    try:
+        return json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        raise MalformedResult(f"{where}: expected JSON data") from None
+
+
+def server_label(label: Any, where: str) -> str:
+    if not isinstance(label, str) or not label:
+        raise MalformedResult(f"{where}: a server-side call needs its server's name (a non-empty string), got "
+                              f"{_short(label)}")
+    return label

@@ -9,7 +9,7 @@ import dataclasses
 from collections import Counter
 from typing import Any
 
-from harness._base._dialects import responses_turns
+from harness._base._responses_items import responses_turns
 from harness._base._errors import MalformedResult, SchemaError
 from harness._base._model import ATTACHMENTS, Role, Turn
 from harness._base._logs._records import LoggedTurn, SessionLog, left_out_of, malformed
