@@ -150,3 +150,15 @@ def test_compactors_written_blind_from_the_api_shapes_are_judged_by_the_rule_the
     assert not result.infra_errors
     assert {f.detail.split(":")[0].split()[-1] for f in result.failures} == ({rule} if rule else set())
     assert all(len(f.transcript.turns) <= 4 for f in result.failures)
+
+
+@pytest.mark.parametrize("name", ["ledgered", "prose"])
+@pytest.mark.parametrize("dialect", PART_DIALECTS)
+def test_the_bundled_rich_summarizers_write_requests_each_provider_accepts(name, dialect):
+    """A summary in a system message would leave an Anthropic body with no messages (``has-messages``)."""
+    from harness._app.running._options import RunConfig
+    from harness._app.running._run import run
+
+    result = run(RunConfig.of(f"harness.summarizers.{name}:summarize", protocol="rich", examples=30, seed=4,
+                              quiet=True, isolation="inline", dialect=dialect, only=("provider-valid",)))
+    assert not result.infra_errors and not result.failures, [f.detail for f in result.failures]

@@ -29,7 +29,8 @@ from harness._base._protocol import (
 )
 
 __all__ = ["state", "Renderer", "prose_result", "narrative", "resolved_calls", "in_flight_calls", "tagged_calls",
-           "handle_turn", "carried_parts", "node_id", "marker_for", "journal_for", "replay", "roll_back", "journal_reversible",
+           "handle_turn", "carried_parts", "summary_role", "node_id", "marker_for", "journal_for", "replay", "roll_back",
+           "journal_reversible",
            "with_protocol2", "SELF_CHECKED"]
 
 Renderer = Callable[[Fact], str]
@@ -58,9 +59,13 @@ def prose_result(request: CompactionRequest, render: Renderer = state, *, extra:
     lines += [line for line in (render(f) for f in request.tags) if line]
     if extra:
         lines.append(extra)
-    # Anthropic keeps the system prompt apart, and its messages open with the user's: the summary is one.
-    role = Role.USER if request.dialect == "anthropic" else Role.SYSTEM
-    return CompactionResult((Turn(role, "\n".join(lines)), *kept), self_report=self_report)
+    return CompactionResult((Turn(summary_role(request), "\n".join(lines)), *kept), self_report=self_report)
+
+
+def summary_role(request: CompactionRequest) -> Role:
+    """The role a summary is written in: Anthropic keeps the system prompt apart and its messages open with the
+    user's, so there the summary is the user's message; elsewhere a system message."""
+    return Role.USER if request.dialect == "anthropic" else Role.SYSTEM
 
 
 # -- rich protocol 2 --------------------------------------------------------------------------------

@@ -16,10 +16,11 @@ to ride in, so it is kept as a structured call (an assistant message holding it)
 
 from __future__ import annotations
 
-from harness._base._model import Role, Turn
+from harness._base._model import Turn
 from harness._base._protocol import CompactionRequest, CompactionResult, LedgerEntry
 from harness._base._tokens import context_tokens
-from harness.summarizers._render import handle_turn, in_flight_calls, narrative, tagged_calls, with_protocol2
+from harness.summarizers._render import (handle_turn, in_flight_calls, narrative, summary_role, tagged_calls,
+                                         with_protocol2)
 
 
 def summarize(request: CompactionRequest) -> CompactionResult:
@@ -29,7 +30,8 @@ def summarize(request: CompactionRequest) -> CompactionResult:
     untagged = tuple(c for c in in_flight_calls(request) if c.id not in tagged)
     kept = handle_turn(untagged, request)
     # The narrative is the one part that may give way to the budget: to a stub, then to nothing.
-    stories = ((Turn(Role.SYSTEM, narrative(request)),), (Turn(Role.SYSTEM, "Earlier turns summarized."),), ())
+    role = summary_role(request)
+    stories = ((Turn(role, narrative(request)),), (Turn(role, "Earlier turns summarized."),), ())
     story = next((s for s in stories if context_tokens((*s, *kept), ledger) <= request.budget), ())
     result = CompactionResult((*story, *kept), ledger=ledger, self_report=tuple(f.id for f in request.tags))
     return with_protocol2(request, result)
