@@ -172,3 +172,38 @@ def test_a_compactor_that_moves_server_results_is_caught_with_a_minimal_transcri
     found = {f.detail.split(":")[0].split()[-1] for f in result.failures}
     assert found and found <= rules if rules else not found, [f.detail for f in result.failures]
     assert all(len(f.transcript.turns) <= 4 for f in result.failures)
+
+
+BLIND = Path(__file__).resolve().parent / "fixtures" / "provider_item_compactors.py"  # a helper's, from the API shapes only
+
+
+@pytest.mark.parametrize("function, dialect, rule, most_turns", [
+    ("anthropic_window_keeps_mcp_pairs", "anthropic", None, 0),
+    ("anthropic_moves_mcp_result_to_user", "anthropic", "server-use-answered", 4),
+    ("anthropic_drops_mcp_results", "anthropic", "server-use-answered", 4),
+    ("anthropic_window_splits_mcp_pair", "anthropic", "result-after-use", 8),  # its window's floor: a few exchanges
+    ("responses_window_keeps_approvals", "openai-responses", None, 0),
+    ("responses_summarizes_old_turns", "openai-responses", None, 0),
+    ("responses_drops_pending_approvals", "openai-responses", "approval-pending-kept", 4),
+    ("responses_keeps_response_without_request", "openai-responses", "approval-after-request", 4),
+])
+def test_compactors_written_blind_are_judged_by_the_rule_they_break(function, dialect, rule, most_turns):
+    from harness._app.running._options import RunConfig
+    from harness._app.running._run import run
+
+    result = run(RunConfig.of(f"{BLIND}:{function}", examples=30, seed=3, quiet=True, isolation="inline",
+                              dialect=dialect, only=("provider-valid",)))
+    assert not result.infra_errors
+    assert {f.detail.split(":")[0].split()[-1] for f in result.failures} == ({rule} if rule else set()), \
+        [f.detail for f in result.failures]
+    assert all(len(f.transcript.turns) <= most_turns for f in result.failures)
+
+
+def test_the_blind_set_does_what_its_docstrings_say():
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, str(BLIND.with_name("provider_item_compactors_selfcheck.py"))],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "selfcheck: OK" in done.stdout
