@@ -34,7 +34,12 @@ approval comes after the request it answers (``approval-after-request``): Respon
 tool results) are held like the opaque parts: each in the context is
 byte-exact one the compactor was given (``attachment-intact``), and a message kept word for word keeps them
 (``attachment-kept``: the model would otherwise answer a turn about a picture it no longer has; a message that
-says in other words that its image is gone is not kept word for word).
+says in other words that its image is gone is not kept word for word). An attachment the pending user turn (the
+last user turn the compactor was given) names by its file name, kept word for word, is still in the context,
+or text the compactor wrote names it or says an attachment is gone (``attachment-referenced``: the model would
+answer the question about a file it no longer has). The provider accepts such a request, and a window that drops
+old messages whole breaks it whenever its cut falls between the file and the question, so it is a degrade: listed
+for review, never a failure.
 
 In every dialect, a call the context leaves waiting for its result (it may, as the last message) is one
 the source made and has not answered yet (``call-made``): a call on an id the source never made (a
@@ -43,12 +48,13 @@ background job's handle rebuilt as a call) is never answered, and the next reque
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from harness._base._dialects import DROPPED_PARTS, merged_messages, render
-from harness._base._model import ATTACHMENTS, Part, PartKind, Turn
+from harness._base._model import ATTACHMENTS, Part, PartKind, Role, Turn
 from harness.oracles._core import Case, Evidence, Finding, Severity, oracle
 
 __all__ = ["Problem", "problems", "RULES"]
@@ -58,6 +64,12 @@ _CALL_MADE = "each call the context leaves awaiting its result is one the source
 _ATTACHMENT_INTACT = "every image and document byte-exact as the compactor was given it (content and media type)"
 _ATTACHMENT_KEPT = ("a message kept word for word keeps the images and documents it was given with (or says, in its "
                     "own words, that they are gone)")
+_ATTACHMENT_REFERENCED = ("the image or document the pending user turn names, if that turn is kept word for word, still "
+                          "in the context (or text the compactor wrote names it, or says an attachment is gone)")
+
+#: Rules whose breach the provider still accepts and a correct window may commit (it drops a message whole, and the
+#: attachment with it): a degrade, listed for review, never a failure.
+_DEGRADES = frozenset({"attachment-referenced"})
 
 RULES: dict[str, dict[str, str]] = {
     "chat": {
@@ -71,6 +83,7 @@ RULES: dict[str, dict[str, str]] = {
         "parts-intact": "every thinking block byte-exact as the compactor was given it (signature and text)",
         "attachment-intact": _ATTACHMENT_INTACT,
         "attachment-kept": _ATTACHMENT_KEPT,
+        "attachment-referenced": _ATTACHMENT_REFERENCED,
         "reasoning-with-call": "a tool_use awaiting its result keeps the thinking blocks its source turn had",
         "has-messages": "at least one message",
         "first-from-user": "the first message from the user",
@@ -88,6 +101,7 @@ RULES: dict[str, dict[str, str]] = {
         "parts-intact": "every reasoning and compaction item byte-exact as the compactor was given it",
         "attachment-intact": _ATTACHMENT_INTACT,
         "attachment-kept": _ATTACHMENT_KEPT,
+        "attachment-referenced": _ATTACHMENT_REFERENCED,
         "reasoning-with-call": "a function_call awaiting its output keeps the reasoning item its source turn had",
         "compaction-kept": "every compaction item the compactor was given kept (it stands for the context before it)",
         "approval-pending-kept": "every approval request the compactor was given still waiting for its answer kept, "
@@ -236,7 +250,8 @@ def provider_valid(case: Case) -> Iterator[Finding]:
     for problem in [*never_made, *(p for p in problems(case.result.messages, dialect) if p.call_id not in phantoms)]:
         if (problem.rule, problem.call_id) in given:
             continue  # already so in what the compactor was given: the source's defect
-        yield Finding("provider-valid", Severity.VIOLATE, f"{dialect} rule {problem.rule}: {problem.detail}",
+        severity = Severity.DEGRADE if problem.rule in _DEGRADES else Severity.VIOLATE
+        yield Finding("provider-valid", severity, f"{dialect} rule {problem.rule}: {problem.detail}",
                       expected=RULES[dialect][problem.rule], found=f"{dialect} message [{problem.index}]",
                       call_id=problem.call_id, evidence=Evidence.SHAPE)
 
@@ -276,6 +291,7 @@ def _opaque_parts(case: Case, dialect: str) -> Iterator[Problem]:
                 yield Problem("reasoning-with-call", i, f"call {call.id} of message [{i}] awaits its result without the "
                               f"reasoning its turn was given with ({len(lost)} part(s) lost)", call.id)
     yield from _attachments_lost(case, dialect)
+    yield from _references_lost(case, dialect)
     held = {_part_key(p, dialect) for t in turns for p in t.parts}
     answered_approvals = {p.id for p in given if p.kind is PartKind.APPROVAL}
     for part in given:
@@ -300,6 +316,30 @@ def _attachments_lost(case: Case, dialect: str) -> Iterator[Problem]:
             names = ", ".join(p.id or p.text for p in gone)
             yield Problem("attachment-kept", i, f"message [{i}] is kept word for word without {len(gone)} of the "
                           f"attachments it was given with ({names}), and does not say they are gone")
+
+
+#: Compactor-written text saying an attachment is gone: a noun for one and a word for its going, in one sentence.
+_SAYS_GONE = re.compile(r"\b(?:image|screenshot|picture|photo|attachment|document|file|pdf)s?\b[^.!?\n]*?"
+                        r"\b(?:removed|omitted|dropped|stripped|elided|no longer|not included|unavailable|not available)\b"
+                        r"|\b(?:removed|omitted|dropped|stripped|elided)\b[^.!?\n]*?"
+                        r"\b(?:image|screenshot|picture|photo|attachment|document|file|pdf)s?\b", re.IGNORECASE)
+
+
+def _references_lost(case: Case, dialect: str) -> Iterator[Problem]:
+    """The pending user turn kept word for word while an attachment it names by file name is gone from the context
+    and nothing the compactor wrote names it or says an attachment is gone."""
+    pending = next((t for t in reversed(case.given) if t.role is Role.USER), None)
+    turns = case.result.messages
+    if pending is None or pending not in turns:
+        return
+    held = {_part_key(p, dialect) for t in turns for p in t.parts}
+    written = " ".join(t.text for t in turns if t not in case.given)  # what the compactor wrote itself
+    named = [p for t in case.given for p in t.parts if p.kind in ATTACHMENTS and p.id and p.id in pending.text]
+    for part in named:
+        if _part_key(part, dialect) not in held and part.id not in written and not _SAYS_GONE.search(written):
+            yield Problem("attachment-referenced", turns.index(pending), f"the pending user turn (message "
+                          f"[{turns.index(pending)}]) asks about {part.id}, but {_an(part)} is gone from the context "
+                          "and nothing says so: the model would answer about a file it no longer has")
 
 
 def _an(part: Part) -> str:

@@ -18,6 +18,7 @@ from harness._base._dialects import read, render
 from harness._base._protocol import CompactionRequest, CompactionResult
 from harness.oracles import Case, select
 from harness.strategies import PART_DIALECTS, with_provider_parts
+from tests._cases import without_references
 
 SHOT = Part(PartKind.IMAGE, "iVBORw0KGgoAAAANSUhEUgAAAAEAAAAB", "image/png", "error-dialog.png")
 SPEC = Part(PartKind.DOCUMENT, "JVBERi0xLjQKJcfsj6IKNSAwIG9iago=", "application/pdf", "design-spec.pdf")
@@ -144,7 +145,20 @@ def test_generated_sources_attach_images_and_documents_to_user_turns_and_tool_re
     assert {p.kind for _, _, p in attached} == {PartKind.IMAGE, PartKind.DOCUMENT}
     assert all(p.id.endswith((".png", ".pdf")) and p.text in ("image/png", "application/pdf") for _, _, p in attached)
     assert with_provider_parts(Transcript(turns=turns, seed=11)).turns[attached[0][0]].parts == attached[0][2:]
-    assert source.turns == turns  # no text changes: every ground truth stays as it was
+    assert without_references(source.turns) == list(turns)  # only references appended: every ground truth stays
+
+
+def test_the_next_user_turn_after_an_attachment_names_it_and_no_other_turn_does():
+    turns = tuple(Turn(Role.USER if i % 3 == 0 else Role.ASSISTANT if i % 3 == 1 else Role.TOOL, f"Turn {i}.",
+                       (ToolCall(f"c{i}", "f", "{}"),) if i % 3 == 1 else (), f"c{i - 1}" if i % 3 == 2 else None)
+                  for i in range(60))
+    source = with_provider_parts(Transcript(turns=turns, seed=5)).turns
+    attached = [(i, p.id) for i, t in enumerate(source) for p in t.parts if p.kind in (PartKind.IMAGE, PartKind.DOCUMENT)]
+    assert len(attached) >= 5
+    for i, name in attached:
+        naming = [j for j, t in enumerate(source) if name in t.text]
+        following = [j for j in range(i + 1, len(source)) if source[j].role is Role.USER]
+        assert naming == following[:1], (name, i, naming)
 
 
 BLIND = Path(__file__).resolve().parent / "fixtures" / "attachment_compactors.py"  # a helper's, from the API shapes only
@@ -181,3 +195,72 @@ def test_the_blind_compactors_pass_their_own_selfcheck():
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "selfcheck: OK" in done.stdout
+
+
+ASKED = Turn(Role.USER, "Is it fixed now? The error-dialog.png I sent earlier shows the same thing.")
+ANSWERED = (*SOURCE, Turn(Role.ASSISTANT, "The spec says the build must pass first."), ASKED)
+
+
+def _referenced(dialect: str, result_turns, given=ANSWERED) -> list[tuple[str, str]]:
+    """The attachment-referenced findings (rule, severity) of ``result_turns`` as a compaction of ``given``."""
+    (check,) = [o.check for o in select() if o.id == "provider-valid"]
+    case = Case(Transcript(turns=given), len(given), 400, CompactionResult(tuple(result_turns)),
+                request=CompactionRequest(given, 400, dialect=dialect))
+    return [(f.detail.split(":")[0].split()[-1], f.severity.value) for f in check(case)
+            if "attachment-referenced" in f.detail]
+
+
+@pytest.mark.parametrize("dialect", PART_DIALECTS)
+def test_the_pending_turn_asking_about_a_dropped_image_is_a_degrade_and_every_way_of_keeping_or_saying_so_passes(
+        dialect):
+    assert _referenced(dialect, (ASKED,)) == [("attachment-referenced", "degrade")]
+    silent = Turn(Role.USER, "Earlier: the build page showed an error and the spec was checked.")
+    assert _referenced(dialect, (silent, ASKED)) == [("attachment-referenced", "degrade")]
+    assert _referenced(dialect, ANSWERED) == []  # kept
+    assert _referenced(dialect, (SOURCE[0], ASKED)) == []  # the message holding it kept
+    carried = Turn(Role.USER, "Earlier turns, summarized: the build page errored.", parts=(SHOT,))
+    assert _referenced(dialect, (carried, ASKED)) == []  # carried into the summary byte-exact
+    named = Turn(Role.USER, "Earlier the user sent error-dialog.png, a screenshot of the failing build page.")
+    assert _referenced(dialect, (named, ASKED)) == []  # the compactor's own text names it
+    for note in ("[2 screenshots from earlier turns are no longer attached]", "Removed: one image, one PDF.",
+                 "(Attachments from the earlier part of the conversation were dropped to save space.)"):
+        assert _referenced(dialect, (Turn(Role.USER, note), ASKED)) == [], note
+    edited = Turn(Role.USER, ASKED.text + " (That image is not in this context any more.)")
+    assert _referenced(dialect, (edited,)) == []  # not kept word for word: it says so itself
+
+
+@pytest.mark.parametrize("dialect", PART_DIALECTS)
+def test_only_the_pending_turn_and_only_what_the_compactor_was_given_count(dialect):
+    later = (*ANSWERED, Turn(Role.ASSISTANT, "Looking."), Turn(Role.USER, "Thanks."))
+    assert _referenced(dialect, later[-4:], given=later) == []  # an answered turn naming it: not the pending one
+    summary = Turn(Role.USER, "Earlier turns, summarized.")
+    given = (summary, ASKED)  # the image was dropped in an earlier round, before anyone asked about it
+    assert _referenced(dialect, (ASKED,), given=given) == []
+    document = Turn(Role.USER, "And does design-spec.pdf agree?")
+    assert _referenced(dialect, (document,), given=(*SOURCE, Turn(Role.ASSISTANT, "Yes."), document)) == [
+        ("attachment-referenced", "degrade")]  # a tool result's document
+
+
+def test_chat_judges_no_references():
+    assert _referenced("chat", (ASKED,)) == []
+
+
+MUTANTS = Path(__file__).resolve().parent / "fixtures" / "parts_mutants.py"
+
+
+def test_a_window_dropping_files_the_last_question_names_is_listed_as_degraded_and_the_report_names_the_files():
+    from harness._app.reports._text import render_finding, render_text
+    from harness._app.running._options import RunConfig
+    from harness._app.running._run import run
+
+    strip = run(RunConfig.of(f"{MUTANTS}:anthropic_strips_attachments", examples=30, seed=3, quiet=True,
+                             isolation="inline", dialect="anthropic", only=("provider-valid",)))
+    (failure,) = strip.failures
+    named = [p.id for t in failure.transcript.turns for p in t.parts if p.kind in (PartKind.IMAGE, PartKind.DOCUMENT)]
+    assert named and all(f"[{'image' if n.endswith('.png') else 'document'} {n}]" in render_finding(strip, failure)
+                         for n in named)
+    window = run(RunConfig.of(f"{MUTANTS}:anthropic_keeps_thinking", examples=30, seed=3, quiet=True,
+                              isolation="inline", dialect="anthropic", only=("provider-valid",)))
+    assert window.failures == () and window.degradations["provider-valid"] > 0
+    assert {g.detail.split(":")[0] for g in window.degraded} == {"anthropic rule attachment-referenced"}
+    assert "e.g. provider-valid: anthropic rule attachment-referenced: the pending user turn" in render_text(window)

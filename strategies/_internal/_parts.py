@@ -16,7 +16,7 @@ import dataclasses
 import hashlib
 import json
 
-from harness._base._model import Part, PartKind, Role, Transcript
+from harness._base._model import ATTACHMENTS, Part, PartKind, Role, Transcript
 from harness.strategies._internal import _phrasing as P
 
 __all__ = ["with_provider_parts", "REDACTED_EVERY", "ATTACHED_EVERY", "APPROVAL_EVERY", "SERVER_EVERY",
@@ -91,7 +91,19 @@ def with_provider_parts(transcript: Transcript) -> Transcript:
         if parts:
             turns[i] = dataclasses.replace(turn, parts=tuple(parts))
     _server_side(turns, transcript)
+    _refer_to_attachments(turns, seed)
     return dataclasses.replace(transcript, turns=tuple(turns))
+
+
+def _refer_to_attachments(turns: list, seed: int) -> None:
+    """Name each attachment in the first user turn after the one carrying it (a sentence appended to its text),
+    so a compactor that keeps that turn and drops the attachment leaves it asking about a file that is gone."""
+    for i, turn in enumerate(list(turns)):
+        for part in (p for p in turn.parts if p.kind in ATTACHMENTS):
+            later = next((j for j in range(i + 1, len(turns)) if turns[j].role is Role.USER), None)
+            if later is not None:
+                sentence = P.pick(P.ATTACHMENT_REFERENCES, seed + i).format(name=part.id)
+                turns[later] = dataclasses.replace(turns[later], text=f"{turns[later].text} {sentence}".lstrip())
 
 
 def _server_side(turns: list, transcript: Transcript) -> None:

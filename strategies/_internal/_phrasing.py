@@ -210,6 +210,14 @@ REASONING = (
 
 #: The stem of an attached file's name (``harness.Part`` of kind image or document).
 ATTACHMENT_NAMES = ("screenshot", "error-dialog", "design-spec", "stack-trace", "dashboard", "invoice", "diagram")
+#: A later user turn naming an attachment (``{name}``, the file's name): neutral, no obligation and no cue word.
+ATTACHMENT_REFERENCES = (
+    "That matches what {name} shows.",
+    "The {name} I sent earlier shows the same thing.",
+    "It is the same as in {name}.",
+    "{name} has the details of it.",
+    "Compare it with {name}, the one I attached.",
+)
 
 #: Tools that wait for a person's approval (an MCP approval request), and what the person answers.
 APPROVAL_TOOLS = ("deploy_service", "delete_branch", "send_invoice", "rotate_api_key", "drop_table")

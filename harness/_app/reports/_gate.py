@@ -25,7 +25,7 @@ from harness._app.corpus._replay import Replay
 from harness._app.reports._document import read_report
 from harness._app.running._options import DEFAULT_EXAMPLES
 from harness._app.reports._shards import merged_nights
-from harness._app.reports._text import clip, message_text
+from harness._app.reports._text import clip, message_text, turn_marks
 from harness._app.reports._trend import Finding, Trend, diff_reports, findings_of
 
 __all__ = ["FAIL_ON", "MODES", "PR_EXAMPLES", "PR_MAX_TIME", "PR_SEED", "EntryChange", "Gate", "judge_gate", "replay_rows", "short_transcript", "violation_of",
@@ -283,9 +283,7 @@ def short_transcript(violation: dict[str, Any], *, turns: int = 12) -> list[str]
             lines.append(f"[{i}] {turn.role.value}: … {elided[i].get('tokens', 0):,} tokens of unrelated work "
                          f"({elided[i].get('merged_turns', 0)} turns merged)")
             continue
-        calls = "".join(f" [call {c.name} id={c.id}]" for c in turn.tool_calls)
-        answer = f" [result for {turn.tool_call_id}]" if turn.tool_call_id else ""
-        lines.append(f"[{i}] {turn.role.value}: {clip(turn.text, 90)}{calls}{answer}")
+        lines.append(f"[{i}] {turn.role.value}: {clip(turn.text, 90)}{turn_marks(turn)}")
     if len(transcript.turns) > turns:
         lines.append(f"… {len(transcript.turns) - turns} more turns")
     lines += [f"ledger: {f.id} {f.kind} {' | '.join(f.literals)} (turn {f.origin_turn})" for f in transcript.facts]

@@ -6,6 +6,7 @@ import statistics
 import unicodedata
 
 from harness._app._outcome import ExitCode, Stop, StopReason
+from harness._base._model import PartKind
 from harness._app.fuzzing._fuzz import FuzzResult
 from harness._app.reports._reproduce import reproduce_command
 from harness._app.running._causes import DROPPED
@@ -30,6 +31,21 @@ def message_text(message: dict) -> str:
     if not isinstance(text, str):  # content parts
         text = " ".join(str(part.get("text", "")) if isinstance(part, dict) else str(part) for part in text)
     return (text + calls + answer).strip()
+
+
+#: Parts a transcript line shows by kind alone.
+_UNNAMED = frozenset({PartKind.REASONING, PartKind.COMPACTION})
+
+
+def turn_marks(turn) -> str:
+    """What a transcript line shows after a turn's text: its calls, the call it answers and its provider parts,
+    named where a finding may name them (an attachment, an approval, a server-side call; reasoning and compaction
+    items only by kind, their ids say nothing to a reader)."""
+    calls = "".join(f" [call {c.name} id={c.id}]" for c in turn.tool_calls)
+    answer = f" [result for {turn.tool_call_id}]" if turn.tool_call_id else ""
+    parts = "".join(f" [{p.kind.value}]" if p.kind in _UNNAMED or not p.id else f" [{p.kind.value} {p.id}]"
+                    for p in turn.parts)
+    return f"{calls}{answer}{parts}"
 
 
 def clip(text: str, limit: int = 110) -> str:
@@ -95,9 +111,7 @@ def _failure_block(result: RunResult, f: Failure, show_context: bool = False) ->
             lines.append(f"    [{i}] {turn.role.value}: … {tokens:,} tokens of unrelated work ({merged} turns no "
                          f"obligation is in, merged)")
             continue
-        calls = "".join(f" [call {c.name} id={c.id}]" for c in turn.tool_calls)
-        answer = f" [result for {turn.tool_call_id}]" if turn.tool_call_id else ""
-        lines.append(f"    [{i}] {turn.role.value}: {clip(turn.text, 90)}{calls}{answer}")
+        lines.append(f"    [{i}] {turn.role.value}: {clip(turn.text, 90)}{turn_marks(turn)}")
     if len(t.turns) > 12:
         lines.append(f"    … {len(t.turns) - 12} more turns")
     for fact in t.facts:
@@ -270,8 +284,12 @@ def _render(result: RunResult, *, head: list[str] | None = None, calls: str = "s
         out.append(f"! {warning}")
     if result.degradations:
         out.append("")
-        out.append("degraded (honest but coarser; not failures): "
+        out.append("degraded (honest but coarser, or a loss a correct compactor may make; not failures): "
                    + ", ".join(f"{k} ×{v}" for k, v in sorted(result.degradations.items())))
+        first = {}
+        for degradation in result.degraded:
+            first.setdefault(degradation.invariant, degradation)
+        out.extend(f"  e.g. {k}: {clip(first[k].detail, 140)}" for k in sorted(first))
     out.append("")
     verdict = {ExitCode.OK: "no violation found",
                ExitCode.VIOLATIONS: f"{len(result.failures)} finding(s) found, one per root cause",
