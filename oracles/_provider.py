@@ -36,7 +36,7 @@ byte-exact one the compactor was given (``attachment-intact``), and a message ke
 (``attachment-kept``: the model would otherwise answer a turn about a picture it no longer has; a message that
 says in other words that its image is gone is not kept word for word). An attachment the pending user turn (the
 last user turn the compactor was given) names by its file name, kept word for word, is still in the context,
-or text the compactor wrote names it or says an attachment is gone (``attachment-referenced``: the model would
+or text the compactor wrote names it or speaks of attachments (``attachment-referenced``: the model would
 answer the question about a file it no longer has). The provider accepts such a request, and a window that drops
 old messages whole breaks it whenever its cut falls between the file and the question, so it is a degrade: listed
 for review, never a failure.
@@ -65,7 +65,7 @@ _ATTACHMENT_INTACT = "every image and document byte-exact as the compactor was g
 _ATTACHMENT_KEPT = ("a message kept word for word keeps the images and documents it was given with (or says, in its "
                     "own words, that they are gone)")
 _ATTACHMENT_REFERENCED = ("the image or document the pending user turn names, if that turn is kept word for word, still "
-                          "in the context (or text the compactor wrote names it, or says an attachment is gone)")
+                          "in the context (or text the compactor wrote names it, or speaks of images or attachments)")
 
 #: Rules whose breach the provider still accepts and a correct window may commit (it drops a message whole, and the
 #: attachment with it): a degrade, listed for review, never a failure.
@@ -318,16 +318,15 @@ def _attachments_lost(case: Case, dialect: str) -> Iterator[Problem]:
                           f"attachments it was given with ({names}), and does not say they are gone")
 
 
-#: Compactor-written text saying an attachment is gone: a noun for one and a word for its going, in one sentence.
-_SAYS_GONE = re.compile(r"\b(?:image|screenshot|picture|photo|attachment|document|file|pdf)s?\b[^.!?\n]*?"
-                        r"\b(?:removed|omitted|dropped|stripped|elided|no longer|not included|unavailable|not available)\b"
-                        r"|\b(?:removed|omitted|dropped|stripped|elided)\b[^.!?\n]*?"
-                        r"\b(?:image|screenshot|picture|photo|attachment|document|file|pdf)s?\b", re.IGNORECASE)
+#: Compactor-written text that speaks of attachments at all (it told the model what there was, or that it is gone);
+#: "file" and "document" are left out, a coding summary says them of everything.
+_SPEAKS_OF_ATTACHMENTS = re.compile(r"\b(?:images?|screenshots?|pictures?|photos?|attachments?|attached|pdfs?)\b",
+                                    re.IGNORECASE)
 
 
 def _references_lost(case: Case, dialect: str) -> Iterator[Problem]:
     """The pending user turn kept word for word while an attachment it names by file name is gone from the context
-    and nothing the compactor wrote names it or says an attachment is gone."""
+    and nothing the compactor wrote names it or speaks of attachments at all."""
     pending = next((t for t in reversed(case.given) if t.role is Role.USER), None)
     turns = case.result.messages
     if pending is None or pending not in turns:
@@ -336,7 +335,7 @@ def _references_lost(case: Case, dialect: str) -> Iterator[Problem]:
     written = " ".join(t.text for t in turns if t not in case.given)  # what the compactor wrote itself
     named = [p for t in case.given for p in t.parts if p.kind in ATTACHMENTS and p.id and p.id in pending.text]
     for part in named:
-        if _part_key(part, dialect) not in held and part.id not in written and not _SAYS_GONE.search(written):
+        if _part_key(part, dialect) not in held and part.id not in written and not _SPEAKS_OF_ATTACHMENTS.search(written):
             yield Problem("attachment-referenced", turns.index(pending), f"the pending user turn (message "
                           f"[{turns.index(pending)}]) asks about {part.id}, but {_an(part)} is gone from the context "
                           "and nothing says so: the model would answer about a file it no longer has")

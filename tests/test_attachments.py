@@ -264,3 +264,42 @@ def test_a_window_dropping_files_the_last_question_names_is_listed_as_degraded_a
     assert window.failures == () and window.degradations["provider-valid"] > 0
     assert {g.detail.split(":")[0] for g in window.degraded} == {"anthropic rule attachment-referenced"}
     assert "e.g. provider-valid: anthropic rule attachment-referenced: the pending user turn" in render_text(window)
+
+
+REFERENCES = Path(__file__).resolve().parent / "fixtures" / "reference_compactors.py"  # a helper's, written blind
+
+
+@pytest.mark.parametrize("function, dialect, silent", [
+    ("anthropic_window_pins_attachments", "anthropic", False),
+    ("anthropic_window_notes_dropped_files", "anthropic", False),
+    ("anthropic_window_silent", "anthropic", True),
+    ("responses_window_keeps_from_first_attachment", "openai-responses", False),
+    ("responses_summary_mentions_files", "openai-responses", False),
+    ("responses_window_silent", "openai-responses", True),
+])
+@pytest.mark.parametrize("seed", [3, 11])
+def test_windows_written_blind_are_degraded_exactly_when_they_drop_an_asked_about_file_without_a_word(function, dialect,
+                                                                                                     silent, seed):
+    """Compactors written from the API shapes alone, two keeping the files, two saying in their own words that they
+    dropped them, two silent: only the silent ones are listed, and none fails on an attachment rule."""
+    from harness._app.running._options import RunConfig
+    from harness._app.running._run import run
+
+    result = run(RunConfig.of(f"{REFERENCES}:{function}", examples=30, seed=seed, quiet=True, isolation="inline",
+                              dialect=dialect, only=("provider-valid", "tool-pairing")))
+    assert not result.infra_errors
+    degraded = {g.detail.split(":")[0].split()[-1] for g in result.degraded}
+    assert degraded == ({"attachment-referenced"} if silent else set())
+    # The summarizing one also keeps, at budgets shrinking lowers to about 100 tokens, a function_call without the
+    # reasoning item before it: a true finding the API refuses, and no attachment rule's.
+    allowed = {"reasoning-with-call"} if function == "responses_summary_mentions_files" else set()
+    assert {f.detail.split(":")[0].split()[-1] for f in result.failures} <= allowed
+
+
+def test_the_blind_reference_compactors_pass_their_own_selfcheck():
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, str(REFERENCES)], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "reference_compactors selfcheck: OK" in done.stdout
