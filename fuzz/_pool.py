@@ -21,8 +21,8 @@ from harness._base._compact import request_for
 from harness._base._messages import to_messages
 from harness._base._model import Transcript, Turn
 from harness._base._model import Consumer
-from harness._base._protocol import (CompactionRequest, CompactionResult, JournalEntry, LedgerEntry, RecoveryMarker,
-                                     result_to_dict)
+from harness._base._protocol import CompactionRequest, CompactionResult, JournalEntry, LedgerEntry, RecoveryMarker
+from harness._base._result_codec import result_to_dict
 from harness._base._wire import request_to_wire
 
 __all__ = ["transcripts", "transcript_docs", "entry_docs", "request", "result_recipes", "wire_docs"]

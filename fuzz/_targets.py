@@ -32,7 +32,8 @@ from harness._base._calling import call_once
 from harness._base._codec import dumps, loads, transcript_from_dict
 from harness._base._errors import InfraError, SchemaError
 from harness._base._files import parse_json
-from harness._base._protocol import PROTOCOLS, result_from_dict, result_to_dict
+from harness._base._protocol import PROTOCOLS
+from harness._base._result_codec import result_from_dict, result_to_dict
 from harness._base._wire import Usage, answer_from_wire, request_from_wire, request_to_wire
 
 __all__ = ["TARGETS", "prepare", "runner", "replay"]

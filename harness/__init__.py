@@ -21,7 +21,8 @@ from harness._base._errors import (
 )
 from harness._base._kinds import KindDef, define_kind, defined_kinds, kind_def, undefine_kind
 from harness._base._messages import to_messages
-from harness._base._protocol import CompactionRequest, CompactionResult, LedgerEntry, result_from_return
+from harness._base._protocol import CompactionRequest, CompactionResult, LedgerEntry
+from harness._base._result_codec import result_from_return
 from harness._base._tokens import count_tokens, message_tokens
 from harness._base._model import (
     SCHEMA_VERSION,

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 from harness._base._kinds import kind_def
 from harness._base._model import Fact, FactKind, Status, live_facts
-from harness._base._protocol import result_to_dict
+from harness._base._result_codec import result_to_dict
 from harness._base._tokens import message_tokens
 from harness._base._wholetoken import has_token
 from harness.oracles._context import Context

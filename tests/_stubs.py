@@ -45,7 +45,8 @@ from typing import Any
 from harness._app.calling._loading import load_callable
 from harness._base._codec import fact_from_dict
 from harness._base._errors import HarnessError, MalformedResult, SchemaError, SpecError
-from harness._base._protocol import CompactionRequest, result_from_return, result_to_dict, resolve_protocol
+from harness._base._protocol import CompactionRequest, resolve_protocol
+from harness._base._result_codec import result_from_return, result_to_dict
 from harness._base._wire import request_from_wire
 
 __all__ = [

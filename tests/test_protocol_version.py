@@ -18,7 +18,8 @@ from harness._app.calling._summarizer import Summarizer
 from harness._app.cli._main import main
 from harness._base._protocol import (MESSAGES_PROTOCOL_VERSION, PROTOCOL_CHANGES, PROTOCOL_VERSIONS, PROTOCOLS,
                                      RICH_PROTOCOL_VERSION, ProtocolChange, changes_since, declared_version,
-                                     request_digest, request_key_material, version_warning)
+                                     version_warning)
+from harness._base._request_key import request_digest, request_key_material
 from harness._base._wire import WIRE_VERSION, request_from_wire, request_to_wire
 from tests._stubs import wire_stub
 

@@ -95,7 +95,7 @@ def test_a_responses_compaction_item_dropped_is_caught_and_chat_judges_no_parts(
 
 
 def test_two_requests_that_differ_only_in_a_part_are_two_cache_keys():
-    from harness._base._protocol import request_digest, request_key_material
+    from harness._base._request_key import request_digest, request_key_material
 
     edited = dataclasses.replace(SOURCE[3], parts=(_edited(THOUGHT),))
     one, other = CompactionRequest(SOURCE, 400), CompactionRequest((*SOURCE[:3], edited), 400)

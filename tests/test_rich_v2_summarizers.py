@@ -25,7 +25,8 @@ from harness import CompactionRequest, FactKind, Role, Transcript, Turn, compact
 from harness._base._kinds import kind_def
 from harness._base._messages import to_messages
 from harness._base._model import Tightening, round_budget
-from harness._base._protocol import payload_sha256, result_from_dict, result_to_dict
+from harness._base._protocol import payload_sha256
+from harness._base._result_codec import result_from_dict, result_to_dict
 from harness._base._tokens import context_tokens
 from harness.summarizers import ledgered, mutants, prose
 from harness.strategies import facts, transcripts

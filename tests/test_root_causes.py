@@ -17,7 +17,8 @@ from harness._app.running._evaluate import evaluate
 from harness._app.running._options import RunConfig
 from harness._app.running._run import open_summarizer, run
 from harness._base._model import Fact, Polarity, Role, Transcript, Turn
-from harness._base._protocol import CompactionResult, LedgerEntry, result_to_dict
+from harness._base._protocol import CompactionResult, LedgerEntry
+from harness._base._result_codec import result_to_dict
 from harness.oracles import Evidence, Finding, Severity, select
 
 EXAMPLE = "harness.summarizers.example:summarize"

@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, given, settings
 
 from harness import compact_once
 from harness._app.judging._judge import judge_session
-from harness._base._protocol import result_from_return
+from harness._base._result_codec import result_from_return
 from harness.summarizers import identity
 from harness.summarizers._render import handle_turn, in_flight_calls
 from harness.strategies import transcripts

@@ -19,8 +19,9 @@ from harness._base._dialects import read
 from harness._base._errors import InfraError, MalformedResult
 from harness._base._messages import turn_to_message
 from harness._base._model import Turn
-from harness._base._protocol import (CompactionRequest, CompactionResult, request_digest, result_from_return,
-                                     result_to_dict)
+from harness._base._protocol import CompactionRequest, CompactionResult
+from harness._base._request_key import request_digest
+from harness._base._result_codec import result_from_return, result_to_dict
 
 __all__ = ["DEFAULT_MAX_RESULT_CHARS", "RESULT_CHARS_PER_TOKEN", "result_chars_for", "call_once", "checked_result",
            "output_tail", "valid_text"]

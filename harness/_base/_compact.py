@@ -8,7 +8,8 @@ from typing import Any
 from harness._base._errors import InvalidArgument
 from harness._base._model import Transcript, live_facts
 from harness._base._calling import call_once
-from harness._base._protocol import PROTOCOLS, CompactionRequest, CompactionResult, resolve_protocol, result_from_dict
+from harness._base._protocol import PROTOCOLS, CompactionRequest, CompactionResult, resolve_protocol
+from harness._base._result_codec import result_from_dict
 
 __all__ = ["request_for", "compact_once"]
 

@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from harness._base._protocol import _turn_from_message
+from harness._base._result_codec import turn_from_message
 
 __all__ = ["TokenCounter", "count_tokens", "message_tokens", "context_tokens"]
 
@@ -50,7 +50,7 @@ def message_tokens(turn: Any, counter: TokenCounter = count_tokens) -> int:
     ``tool_calls``, ``tool_call_id``). Turns are immutable, and a session counts the same source turns
     at every compaction (the loss ratio, the budget), so counts are remembered per (turn, counter)."""
     if isinstance(turn, dict):  # read exactly as the harness reads a returned message (a bad one raises)
-        turn = _turn_from_message(turn, 0)
+        turn = turn_from_message(turn, 0)
     try:
         return _remembered_tokens(turn, counter)
     except TypeError:  # an unhashable turn-like object or counter: count it afresh

@@ -39,8 +39,9 @@ from harness._base._errors import InfraError, MalformedResult, SchemaError
 from harness._base._model import Consumer
 from harness._base._dialects import DEFAULT_DIALECT, DIALECTS, read
 from harness._base._messages import turn_to_record
-from harness._base._protocol import (PROTOCOL_VERSIONS, PROTOCOLS, RICH_PROTOCOL_VERSION, CompactionRequest,
-                                     consumers_to_wire, result_from_return)
+from harness._base._protocol import PROTOCOL_VERSIONS, PROTOCOLS, RICH_PROTOCOL_VERSION, CompactionRequest
+from harness._base._request_key import consumers_to_wire
+from harness._base._result_codec import result_from_return
 from harness._base._schema import Reader
 
 __all__ = ["WIRE_SCHEMA", "WIRE_VERSION", "Usage", "request_to_wire", "request_from_wire", "answer_from_wire",

@@ -20,13 +20,7 @@ from harness._base._kinds import kind_def
 from harness._base._messages import to_messages
 from harness._base._dialects import DROPPED_PARTS
 from harness._base._model import Fact, FactKind, Part, PartKind, Role, ToolCall, Turn
-from harness._base._protocol import (
-    CompactionRequest,
-    CompactionResult,
-    JournalEntry,
-    RecoveryMarker,
-    payload_sha256,
-)
+from harness._base._protocol import CompactionRequest, CompactionResult, JournalEntry, RecoveryMarker, payload_sha256
 
 __all__ = ["state", "Renderer", "prose_result", "narrative", "resolved_calls", "in_flight_calls", "tagged_calls",
            "handle_turn", "carried_parts", "summary_role", "node_id", "marker_for", "journal_for", "replay", "roll_back",

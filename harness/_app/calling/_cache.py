@@ -21,7 +21,9 @@ from pathlib import Path
 
 from harness._base._errors import InfraError, MalformedResult, SchemaError
 from harness._base._files import MISSING, output_dir, read_json_file, write_atomic
-from harness._base._protocol import CompactionRequest, CompactionResult, request_digest, result_from_dict, result_to_dict
+from harness._base._protocol import CompactionRequest, CompactionResult
+from harness._base._request_key import request_digest
+from harness._base._result_codec import result_from_dict, result_to_dict
 
 __all__ = ["CACHE_FORMAT", "CallCache", "FailedCall", "Answer"]
 

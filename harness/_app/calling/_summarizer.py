@@ -25,7 +25,8 @@ from dataclasses import dataclass, field
 
 from harness._base._calling import valid_text
 from harness._base._errors import InfraError, MalformedResult, SpecError
-from harness._base._protocol import CompactionRequest, CompactionResult, result_from_dict, version_warning
+from harness._base._protocol import CompactionRequest, CompactionResult, version_warning
+from harness._base._result_codec import result_from_dict
 from harness._base._tokens import context_tokens
 from harness._app.calling._cache import Answer, CallCache, FailedCall
 from harness._app.calling._cmd import CommandTransport

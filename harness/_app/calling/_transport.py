@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from harness._base._calling import DEFAULT_MAX_RESULT_CHARS, checked_result
-from harness._base._protocol import result_from_dict
+from harness._base._result_codec import result_from_dict
 from harness._base._wire import Usage
 from harness._app.calling._options import DEFAULT_LOAD_TIMEOUT, DEFAULT_RETRIES, CallOptions
 from harness._app.calling._redact import Redactor

@@ -29,7 +29,8 @@ from harness._base._errors import InvalidArgument, MalformedResult, SchemaError
 from harness._base._files import DEFAULT_MAX_FILE_MB, read_json_file
 from harness._base._kinds import THRESHOLD_OPERATORS, ending_event, kind_def, read_kind
 from harness._base._model import Fact, FactKind, Fate, Polarity, Role, Status, Transcript, Turn
-from harness._base._protocol import CompactionResult, result_from_dict, result_from_return
+from harness._base._protocol import CompactionResult
+from harness._base._result_codec import result_from_dict, result_from_return
 from harness._base._schema import Reader
 from harness._base._tokens import TokenCounter, count_tokens
 from harness.oracles import DEFAULT_RULES, Case, Oracle, ProseRules, Verdict, check, select

@@ -14,7 +14,8 @@ from typing import Any
 from harness._base._dialects import DEFAULT_DIALECT
 from harness._base._errors import InfraError
 from harness._base._model import Transcript, Turn
-from harness._base._protocol import CompactionRequest, CompactionResult, result_to_dict
+from harness._base._protocol import CompactionRequest, CompactionResult
+from harness._base._result_codec import result_to_dict
 from harness._base._tokens import TokenCounter, count_tokens
 from harness._app.judging._session import SessionConfig, run_session
 from harness._app.judging._survival import RoundTally, session_survival

@@ -22,7 +22,8 @@ import math
 from dataclasses import dataclass
 
 from harness._base._model import Transcript, Turn
-from harness._base._protocol import CompactionResult, result_from_dict
+from harness._base._protocol import CompactionResult
+from harness._base._result_codec import result_from_dict
 from harness._base._wholetoken import has_token
 from harness._app.judging._judge import Evaluation, Violation
 from harness.oracles import registered

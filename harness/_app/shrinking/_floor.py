@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from harness._base._model import Transcript, Turn
-from harness._base._protocol import result_from_dict
+from harness._base._result_codec import result_from_dict
 
 __all__ = ["FLOOR_SLACK", "FLOOR_WINDOW", "kept_verbatim", "near_window", "own_window"]
 

@@ -8,7 +8,7 @@ from collections import Counter
 from typing import Any
 
 from harness._base._errors import MalformedResult, SchemaError
-from harness._base._protocol import result_from_return
+from harness._base._result_codec import result_from_return
 from harness._base._logs._records import LoggedTurn, SessionLog, left_out_of, malformed
 
 __all__ = ["chat_messages_of", "read_chat"]
