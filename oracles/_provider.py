@@ -55,7 +55,7 @@ from typing import Any
 
 from harness._base._dialects import DROPPED_PARTS, merged_messages, render
 from harness._base._model import ATTACHMENTS, Part, PartKind, Role, Turn
-from harness.oracles._core import Case, Evidence, Finding, Severity, oracle
+from harness.oracles._core import Case, Evidence, Finding, Outcome, Severity, oracle
 
 __all__ = ["Problem", "problems", "RULES"]
 
@@ -68,7 +68,7 @@ _ATTACHMENT_REFERENCED = ("the image or document the pending user turn names, if
                           "in the context (or text the compactor wrote names it, or speaks of images or attachments)")
 
 #: Rules whose breach the provider still accepts and a correct window may commit (it drops a message whole, and the
-#: attachment with it): a degrade, listed for review, never a failure.
+#: attachment with it): a degrade, listed for review, never a failure; what happened is that the file was dropped.
 _DEGRADES = frozenset({"attachment-referenced"})
 
 RULES: dict[str, dict[str, str]] = {
@@ -253,7 +253,8 @@ def provider_valid(case: Case) -> Iterator[Finding]:
         severity = Severity.DEGRADE if problem.rule in _DEGRADES else Severity.VIOLATE
         yield Finding("provider-valid", severity, f"{dialect} rule {problem.rule}: {problem.detail}",
                       expected=RULES[dialect][problem.rule], found=f"{dialect} message [{problem.index}]",
-                      call_id=problem.call_id, evidence=Evidence.SHAPE)
+                      call_id=problem.call_id, evidence=Evidence.SHAPE,
+                      outcome=Outcome.DROPPED if problem.rule in _DEGRADES else None)
 
 
 def _part_key(part: Part, dialect: str) -> tuple:

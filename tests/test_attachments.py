@@ -263,6 +263,7 @@ def test_a_window_dropping_files_the_last_question_names_is_listed_as_degraded_a
                               isolation="inline", dialect="anthropic", only=("provider-valid",)))
     assert window.failures == () and window.degradations["provider-valid"] > 0
     assert {g.detail.split(":")[0] for g in window.degraded} == {"anthropic rule attachment-referenced"}
+    assert {g.outcome for g in window.degraded} == {"dropped"}  # what happened, in one word: not a malformed request
     assert "e.g. provider-valid: anthropic rule attachment-referenced: the pending user turn" in render_text(window)
 
 
