@@ -218,3 +218,19 @@ def test_a_process_speaks_its_dialect_over_json_lines(tmp_path):
                       "    print(json.dumps(body), flush=True)\n")
     code, report = _run(tmp_path, f"cmd:{sys.executable} {script}", "anthropic", "--skip", "budget-respected")
     assert (code, report["findings"], report["infra_errors"]) == (0, [], [])
+
+
+def test_a_chat_summarizer_failing_on_every_provider_body_is_told_what_a_messages_summarizer_gets_there():
+    from harness._app.reports._text import render_text
+    from harness._app.running._options import RunConfig
+    from harness._app.running._run import run
+
+    def told(spec: str, dialect: str) -> bool:
+        result = run(RunConfig.of(spec, examples=4, seed=2, quiet=True, isolation="inline", dialect=dialect))
+        assert result.infra_errors
+        return f"in the {dialect} dialect a messages summarizer is given" in render_text(result)
+
+    chat_only = "harness.summarizers.example:summarize"  # reads message["content"] of chat messages
+    assert told(chat_only, "anthropic") and told(chat_only, "openai-responses")
+    raises = f"{Path(__file__).resolve().parent / 'fixtures' / 'faulty.py'}:raises"
+    assert not told(raises, "chat")  # chat is what it was written for: its own failure, nothing to add

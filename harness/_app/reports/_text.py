@@ -33,6 +33,10 @@ def message_text(message: dict) -> str:
     return (text + calls + answer).strip()
 
 
+#: What a messages summarizer is given in each provider dialect (said when one fails on every example).
+_DIALECT_SHAPES = {"anthropic": 'an Anthropic Messages body {"system", "messages"}',
+                   "openai-responses": "a list of OpenAI Responses input items"}
+
 #: Parts a transcript line shows by kind alone.
 _UNNAMED = frozenset({PartKind.REASONING, PartKind.COMPACTION})
 
@@ -260,6 +264,11 @@ def _render(result: RunResult, *, head: list[str] | None = None, calls: str = "s
             kinds.setdefault(e.kind, []).append(e)
         for kind, errors in kinds.items():
             out.append(f"! summarizer failure ({kind}) in {len(errors)} example(s): {errors[0].message}")
+            if kind == "exception" and len(errors) >= result.examples_run and result.protocol == "messages" \
+                    and result.config.judging.dialect in _DIALECT_SHAPES:
+                dialect = result.config.judging.dialect
+                out.append(f"  (every example: in the {dialect} dialect a messages summarizer is given "
+                           f"{_DIALECT_SHAPES[dialect]} and a budget, not chat messages; see the dialects reference)")
             if errors[0].output:
                 out.append("  it printed (last lines):")
                 out.extend(f"    | {line}" for line in errors[0].output.splitlines()[-8:])
