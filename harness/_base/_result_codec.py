@@ -18,14 +18,15 @@ from harness._base._messages import to_messages, turn_to_record
 from harness._base._model import Part, PartKind, Role, ToolCall, Turn
 from harness._base._protocol import CompactionResult, JournalEntry, LedgerEntry, RecoveryMarker
 
-__all__ = ["result_from_return", "result_to_dict", "result_from_dict", "turn_from_message"]
+__all__ = ["result_from_return", "result_to_dict", "result_from_dict", "turn_from_message", "content_text"]
 
 # OpenAI's newer name for the system role; both arrive from the chat APIs teams use.
 _ROLE_ALIASES = {"developer": Role.SYSTEM}
 
 
-def _content_text(content: Any, where: str) -> str:
-    """Message content as text: a string, or a list of parts whose text parts are joined."""
+def content_text(content: Any, where: str) -> str:
+    """Message content as text: a string, or a list of parts (or blocks) whose text parts are joined; an image,
+    reasoning or tool_use part carries no text the oracles read. Chat messages and LangChain messages alike."""
     if content is None:
         return ""
     if isinstance(content, str):
@@ -60,7 +61,7 @@ def turn_from_message(message: Any, index: int) -> Turn:
     except (ValueError, TypeError):
         raise MalformedResult(f"{where}.role: expected one of system, developer, user, assistant, tool, "
                               f"got {_short(role)}") from None
-    content = _content_text(message.get("content"), where)
+    content = content_text(message.get("content"), where)
     raw_calls = message.get("tool_calls")
     if raw_calls is not None and not isinstance(raw_calls, list | tuple):
         raise MalformedResult(f"{where}.tool_calls: expected a list, got {type(raw_calls).__name__}")

@@ -44,6 +44,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from harness._base._errors import InvalidArgument, MalformedResult, SpecError, _short
+from harness._base._result_codec import content_text
 
 __all__ = ["FRAMEWORKS", "framework_summarizer"]
 
@@ -339,29 +340,8 @@ def _from_langchain(lc: Any, message: Any, where: str, sent: tuple[_Sent, ...]) 
             calls.append((place(call_id, name), _call_dict(call_id, name, "{}" if args is None else args, at)))
         if message.invalid_tool_calls:  # the two lists split one message's calls: put them back in order
             calls.sort(key=lambda pair: pair[0])
-    return _message(role, _langchain_text(message.content, where), [c for _, c in calls],
+    return _message(role, content_text(message.content, where), [c for _, c in calls],
                     getattr(message, "tool_call_id", None), where)
-
-
-def _langchain_text(content: Any, where: str) -> str:
-    """A LangChain message's content as text: a string, or its text blocks joined with newlines."""
-    if isinstance(content, str):
-        return content
-    if not isinstance(content, list):
-        raise MalformedResult(f"{where}.content: expected a string or a list of blocks, got {type(content).__name__}")
-    texts = []
-    for j, block in enumerate(content):
-        if isinstance(block, str):
-            texts.append(block)
-        elif isinstance(block, dict):
-            text = block.get("text")
-            if text is not None and not isinstance(text, str):
-                raise MalformedResult(f"{where}.content[{j}].text: expected a string, got {type(text).__name__}")
-            if text is not None:
-                texts.append(text)  # an image, reasoning or tool_use block carries no text of ours
-        else:
-            raise MalformedResult(f"{where}.content[{j}]: expected a string or a block, got {type(block).__name__}")
-    return "\n".join(texts)
 
 
 # -- LlamaIndex -----------------------------------------------------------------------------------------
